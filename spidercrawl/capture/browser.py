@@ -1,0 +1,120 @@
+"""Browser set-up: turns spidercrawl's ``RENDER_*`` settings into scrapy-playwright's.
+
+It is a Scrapy add-on so that ``-s RENDER_...=`` on the command line and what the spider
+sets from its arguments (the crawled host, its scheme) are read after every other source,
+just before the settings freeze.
+
+Settings (defaults in ``spidercrawl/settings.py``):
+
+``RENDER_BROWSER_PATH``
+    Chromium executable. Default: ``$SPIDERCRAWL_CHROMIUM`` or ``/usr/bin/chromium``.
+``RENDER_BROWSER_ARGS``
+    Command-line flags for Chromium; the defaults keep it off the network except for the
+    pages it is asked to load (no sync, no component updates, no QUIC).
+``RENDER_CONCURRENCY``
+    Browser pages open at once (one context, so this bounds Chromium's memory).
+``RENDER_TIMEOUT``
+    Seconds a navigation may take before the page fails with a timeout.
+``RENDER_BLOCK_RESOURCES``
+    Abort requests for the resource types in ``RENDER_BLOCKED_RESOURCE_TYPES`` (images,
+    media, fonts by default): they do not change the text and cost most of the bytes.
+``RENDER_ALLOWED_HOSTS``
+    If non-empty, sub-resources from other hosts are aborted. The spider sets it to the
+    crawled host when it crawls a local copy (``-a base_url=``), which has no third parties.
+``RENDER_VIEWPORT``
+    Browser window size; 1600x4000 like the ziyan-spider data, so geometry carries across.
+``RENDER_SCHEMES``
+    URL schemes routed through the browser. Set by the spider to the crawled site's
+    scheme: each registered scheme launches a browser of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+DEFAULT_BROWSER_PATH = "/usr/bin/chromium"
+
+
+class SubresourceFilter:
+    """Decides which in-page requests the browser aborts (scrapy-playwright's predicate)."""
+
+    def __init__(self, blocked_types: Iterable[str], allowed_hosts: Iterable[str]) -> None:
+        self.blocked_types = frozenset(blocked_types)
+        self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
+
+    def __call__(self, request) -> bool:
+        if request.resource_type in self.blocked_types:
+            return True
+        if self.allowed_hosts:
+            host = (urlsplit(request.url).hostname or "").lower()
+            return host not in self.allowed_hosts and not request.url.startswith("data:")
+        return False
+
+
+def browser_path(settings: BaseSettings) -> str:
+    """The Chromium executable to launch, with a clear error if it is not there."""
+    path = settings.get("RENDER_BROWSER_PATH") or os.environ.get(
+        "SPIDERCRAWL_CHROMIUM", DEFAULT_BROWSER_PATH
+    )
+    resolved = shutil.which(path) or (path if os.path.exists(path) else None)
+    if not resolved:
+        logger.error(
+            "Chromium not found at %r: install it (apt-get install -y chromium) or set "
+            "RENDER_BROWSER_PATH / SPIDERCRAWL_CHROMIUM",
+            path,
+        )
+        return path
+    return resolved
+
+
+class RenderAddon:
+    """Configures scrapy-playwright from the ``RENDER_*`` settings."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        for scheme in settings.getlist("RENDER_SCHEMES"):
+            handlers = settings.getdict("DOWNLOAD_HANDLERS")
+            handlers[scheme] = PLAYWRIGHT_HANDLER
+            settings.set("DOWNLOAD_HANDLERS", handlers, priority="addon")
+        width, height = settings.getlist("RENDER_VIEWPORT")
+        settings.set(
+            "PLAYWRIGHT_LAUNCH_OPTIONS",
+            {
+                "executable_path": browser_path(settings),
+                "headless": True,
+                "args": settings.getlist("RENDER_BROWSER_ARGS"),
+            },
+            priority="addon",
+        )
+        settings.set(
+            "PLAYWRIGHT_CONTEXTS",
+            {"default": {"viewport": {"width": int(width), "height": int(height)}}},
+            priority="addon",
+        )
+        settings.set("PLAYWRIGHT_MAX_CONTEXTS", 1, priority="addon")
+        settings.set(
+            "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", settings.getint("RENDER_CONCURRENCY"), "addon"
+        )
+        settings.set(
+            "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT",
+            settings.getfloat("RENDER_TIMEOUT") * 1000,
+            priority="addon",
+        )
+        blocked = (
+            settings.getlist("RENDER_BLOCKED_RESOURCE_TYPES")
+            if settings.getbool("RENDER_BLOCK_RESOURCES")
+            else []
+        )
+        allowed = settings.getlist("RENDER_ALLOWED_HOSTS")
+        if blocked or allowed:
+            settings.set(
+                "PLAYWRIGHT_ABORT_REQUEST", SubresourceFilter(blocked, allowed), "addon"
+            )

@@ -1,0 +1,66 @@
+"""Downloader middleware that renders marked requests and runs the block capture script.
+
+A request with ``meta["render"] = True`` is sent through scrapy-playwright: Chromium
+loads the page, ``capture.js`` runs in it, and the page is closed by the handler right
+after (we never ask for the page object, so no page can be left open). The script's
+result reaches the callback as ``response.meta["capture"]``; when there is none (the
+URL was a download, the script failed) ``response.meta["capture_error"]`` says why.
+Other requests pass through to Scrapy's plain HTTP downloader.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib import resources
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy_playwright.page import PageMethod
+
+logger = logging.getLogger(__name__)
+
+
+def capture_script() -> str:
+    """The page script, read once from the package."""
+    return resources.files("spidercrawl.capture").joinpath("capture.js").read_text("utf-8")
+
+
+class BlockCaptureMiddleware:
+    """Adds the browser and the capture script to render requests, unpacks the result.
+
+    Setting ``CAPTURE_MAX_BLOCK_HTML`` (characters, default 65536) caps the innerHTML
+    kept per block, so one huge container cannot blow up an item.
+    """
+
+    def __init__(self, max_block_html: int) -> None:
+        self.script = capture_script()
+        self.max_block_html = max_block_html
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BlockCaptureMiddleware:
+        return cls(max_block_html=crawler.settings.getint("CAPTURE_MAX_BLOCK_HTML"))
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if not request.meta.get("render") or "playwright_page_methods" in request.meta:
+            return None
+        request.meta["playwright"] = True
+        request.meta["playwright_page_methods"] = [
+            PageMethod("evaluate", self.script, self.max_block_html)
+        ]
+        return None
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        if not request.meta.get("render"):
+            return response
+        methods = request.meta.get("playwright_page_methods") or []
+        result = methods[0].result if methods and hasattr(methods[0], "result") else None
+        if isinstance(result, dict):
+            request.meta["capture"] = result
+        elif "playwright_suggested_filename" in request.meta:
+            request.meta["capture_error"] = "download (not a web page)"
+        else:
+            request.meta["capture_error"] = "capture script returned no result"
+        return response

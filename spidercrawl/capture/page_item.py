@@ -1,0 +1,51 @@
+"""Builds a :class:`~spidercrawl.items.PageItem` from a rendered response and its capture."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from scrapy.http import Response
+
+from spidercrawl.items import PageItem
+
+# Keys of the capture result copied into the item as they are.
+_CAPTURED_FIELDS = (
+    "titles",
+    "descriptions",
+    "body",
+    "texts",
+    "canonical_url",
+    "lang",
+    "og",
+    "meta",
+    "time_datetimes",
+    "jsonld",
+    "jsonld_types",
+    "viewport",
+    "hidden_text_chars",
+)
+
+
+def build_page_item(
+    response: Response,
+    capture: dict[str, Any],
+    site: str,
+    discovered_by: str,
+    keep_html: bool = True,
+) -> PageItem:
+    """One page item: the capture's fields plus what the crawl knows about the response."""
+    item = PageItem(
+        url=response.url,
+        site=site,
+        requested_url=response.request.url if response.request else response.url,
+        status=response.status,
+        discovered_by=discovered_by,
+        crawled_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    for field in _CAPTURED_FIELDS:
+        if field in capture:
+            item[field] = capture[field]
+    item.setdefault("texts", [])
+    item["rendered_html"] = response.text if keep_html else ""
+    return item

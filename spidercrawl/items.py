@@ -1,0 +1,52 @@
+"""The page item: what a crawl yields for each rendered page, and what learning consumes.
+
+Field names follow the published ziyan-spider data (page: ``url``, ``titles``,
+``descriptions``, ``body``, ``texts``; block: ``bound``, ``computed``, ``element``,
+``path``, ``selector``, ``text``, ``html``), so the same learning code runs on pages we
+capture and on that data. The extra fields carry what the crawl knows besides the blocks.
+
+A block (one dict in ``texts``) has:
+
+- ``bound``: ``{left, top, width, height}`` in document pixels;
+- ``element``: ``{name, id, classes}`` of the block element;
+- ``path``: tag names from below ``<body>`` down to the block;
+- ``selector``: the ``element`` dicts along that same path;
+- ``text``: the raw text-node strings that belong to the block (nested blocks excluded);
+- ``html``: the block's innerHTML (cut at ``CAPTURE_MAX_BLOCK_HTML`` characters, then
+  ``html_truncated`` is true);
+- ``computed``: the visual CSS properties whose computed value differs from body's
+  (a missing key means "same as body"; see ``VISUAL_PROPERTIES`` in ``capture.js``);
+- ``link_chars`` / ``link_count``: characters of text inside links, and distinct links.
+"""
+
+from __future__ import annotations
+
+import scrapy
+
+
+class PageItem(scrapy.Item):
+    """One rendered page of a site, with its text blocks."""
+
+    # ziyan-spider fields
+    url = scrapy.Field()  # final URL after redirects
+    titles = scrapy.Field()  # <title>, og:title, twitter:title (non-empty ones)
+    descriptions = scrapy.Field()  # meta description, og:description, twitter:description
+    body = scrapy.Field()  # {bound, scroll, computed}: computed has every visual property
+    texts = scrapy.Field()  # the text blocks, in document order of their first text node
+
+    # crawl and page metadata
+    site = scrapy.Field()  # the site's name as given to the spider (``-a site=``)
+    requested_url = scrapy.Field()
+    status = scrapy.Field()
+    canonical_url = scrapy.Field()
+    lang = scrapy.Field()  # <html lang>
+    og = scrapy.Field()  # og:* and article:* meta properties
+    meta = scrapy.Field()  # author, keywords, date-like <meta name> values
+    time_datetimes = scrapy.Field()  # datetime attributes of the first <time> elements
+    jsonld = scrapy.Field()  # JSON-LD objects of article/page types (headline, dates, authors)
+    jsonld_types = scrapy.Field()  # every JSON-LD @type seen on the page
+    viewport = scrapy.Field()  # {width, height} of the browser window
+    hidden_text_chars = scrapy.Field()  # characters of text the browser did not show
+    rendered_html = scrapy.Field()  # DOM after rendering, blocks marked data-sc-block="i"
+    discovered_by = scrapy.Field()  # sitemap, news-sitemap, feed, link, start
+    crawled_at = scrapy.Field()  # ISO 8601, UTC

@@ -1,0 +1,66 @@
+"""Scrapy settings for spidercrawl.
+
+Every spidercrawl setting is listed here with its default and why; override any of them
+with ``-s NAME=VALUE`` on the command line.
+"""
+
+BOT_NAME = "spidercrawl"
+SPIDER_MODULES = ["spidercrawl.spiders"]
+NEWSPIDER_MODULE = "spidercrawl.spiders"
+
+USER_AGENT = "spidercrawl/0.1 (+https://example.invalid/spidercrawl)"
+
+# scrapy-playwright runs on asyncio; with another reactor every render request fails and
+# the crawl still "finishes" with no items.
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+# Politeness: robots.txt is obeyed and AutoThrottle adapts the rate to the server.
+ROBOTSTXT_OBEY = True
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 0.5
+AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+CONCURRENT_REQUESTS = 8
+CONCURRENT_REQUESTS_PER_DOMAIN = 4
+DOWNLOAD_DELAY = 0
+DOWNLOAD_TIMEOUT = 60
+# Pages above this are not rendered: nothing an article needs is that big.
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
+RETRY_TIMES = 1
+
+ADDONS = {"spidercrawl.capture.browser.RenderAddon": 0}
+DOWNLOADER_MIDDLEWARES = {
+    "spidercrawl.capture.middleware.BlockCaptureMiddleware": 950,
+}
+
+# --- Rendering (see spidercrawl/capture/browser.py) ---------------------------------
+RENDER_BROWSER_PATH = ""  # empty: $SPIDERCRAWL_CHROMIUM, else /usr/bin/chromium
+RENDER_BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+RENDER_CONCURRENCY = 2  # browser pages at once; 2 cores render about 2 pages at a time
+RENDER_TIMEOUT = 30  # seconds per navigation
+RENDER_BLOCK_RESOURCES = True
+RENDER_BLOCKED_RESOURCE_TYPES = ["image", "media", "font"]
+RENDER_ALLOWED_HOSTS: list[str] = []  # empty: any host (the spider narrows it for local copies)
+RENDER_VIEWPORT = [1600, 4000]
+RENDER_SCHEMES = ["https"]  # the spider sets this to its site's scheme
+
+# --- Capture -------------------------------------------------------------------------
+CAPTURE_MAX_BLOCK_HTML = 65536  # characters of innerHTML kept per block
+CAPTURE_KEEP_HTML = True  # keep the rendered DOM in the page item (text density, rules)
+
+# --- The news spider -------------------------------------------------------------------
+NEWS_MAX_PAGES = 0  # pages to render; 0 means no limit (``-a max_pages=N``)
+NEWS_MAX_DEPTH = 3  # link-following depth from the home page (``-a max_depth=N``)
+NEWS_RENDER = "articles"  # "articles": render article pages only; "all": every page
+
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = "INFO"
