@@ -17,6 +17,7 @@ import logging
 import mimetypes
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from email.utils import formatdate
@@ -38,10 +39,17 @@ class SnapshotServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, snapshot: SiteSnapshot, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        snapshot: SiteSnapshot,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        handler_class: type[BaseHTTPRequestHandler] | None = None,
+    ) -> None:
         self.snapshot = snapshot
         self.titles = {page_id: snapshot.page_title(page_id) for page_id in snapshot.page_ids}
-        super().__init__((host, port), SnapshotRequestHandler)
+        self.hits: Counter[str] = Counter()  # path -> requests served (bounded by paths)
+        super().__init__((host, port), handler_class or SnapshotRequestHandler)
 
     @property
     def base_url(self) -> str:
@@ -66,6 +74,7 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
         snapshot = self.server.snapshot
         parts = urlsplit(self.path)
         path = parts.path + ("?" + parts.query if parts.query else "")
+        self.server.hits[path] += 1
         page_id = snapshot.routes.get(path)
         extra = snapshot.extra_file(parts.path)
         if page_id is not None:
@@ -98,7 +107,10 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
         self.send_header("Last-Modified", formatdate(usegmt=True))
         self.end_headers()
         if send_body:
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                logger.debug("client went away before %s was sent", self.path)
 
     def _url(self, path: str) -> str:
         return self.server.base_url.rstrip("/") + path
@@ -166,9 +178,15 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving(snapshot_dir: Path | str, port: int = 0) -> Iterator[SnapshotServer]:
+def serving(
+    snapshot_dir: Path | str,
+    port: int = 0,
+    handler_class: type[BaseHTTPRequestHandler] | None = None,
+) -> Iterator[SnapshotServer]:
     """Serve a snapshot in a background thread for the duration of a ``with`` block."""
-    server = SnapshotServer(SiteSnapshot(Path(snapshot_dir)), port=port)
+    server = SnapshotServer(
+        SiteSnapshot(Path(snapshot_dir)), port=port, handler_class=handler_class
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

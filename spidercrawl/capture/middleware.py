@@ -26,6 +26,24 @@ def capture_script() -> str:
     return resources.files("spidercrawl.capture").joinpath("capture.js").read_text("utf-8")
 
 
+class _WithoutTraceback(logging.Filter):
+    """Drops the traceback scrapy-playwright attaches to every failed page.
+
+    A timeout or a refused connection is an expected event on the web; the spider logs
+    one line per failed page with its URL and reason, which is what a user needs.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Closing page due to failed request"):
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+_PLAYWRIGHT_LOG_FILTER = _WithoutTraceback()
+
+
 class BlockCaptureMiddleware:
     """Adds the browser and the capture script to render requests, unpacks the result.
 
@@ -39,6 +57,7 @@ class BlockCaptureMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> BlockCaptureMiddleware:
+        logging.getLogger("scrapy-playwright").addFilter(_PLAYWRIGHT_LOG_FILTER)
         return cls(max_block_html=crawler.settings.getint("CAPTURE_MAX_BLOCK_HTML"))
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:

@@ -52,6 +52,7 @@ from spidercrawl.items import PageItem
 logger = logging.getLogger(__name__)
 
 RENDER_MODES = ("articles", "all")
+HTML_CONTENT_TYPES = {"text/html", "application/xhtml+xml"}
 
 
 class NewsSpider(scrapy.Spider):
@@ -154,7 +155,8 @@ class NewsSpider(scrapy.Spider):
             yield self._sitemap_request(url)
         source = "news-sitemap" if content.is_news else "sitemap"
         for url in content.urls:
-            if content.is_news or discovery.looks_like_article_url(url):
+            render = self.render_mode == "all" or discovery.looks_like_article_url(url)
+            if content.is_news or render:
                 yield from self._render(url, source)
             else:
                 yield from self._visit(url, source, hops=self.max_depth)
@@ -223,6 +225,10 @@ class NewsSpider(scrapy.Spider):
     def parse_article(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
         stats = self.crawler.stats
         capture = response.meta.get("capture")
+        content_type = _content_type(response)
+        if content_type and content_type not in HTML_CONTENT_TYPES:
+            self._count_failure(response.url, f"not an HTML page: {content_type}")
+            return
         if capture is None or not isinstance(response, TextResponse):
             reason = response.meta.get("capture_error") or "not an HTML page"
             self._count_failure(response.url, reason)
@@ -295,3 +301,9 @@ def _describe_failure(failure: Failure) -> str:
 def _reason_key(reason: str) -> str:
     """A stats key for a failure reason: ``http 404`` -> ``http_404``."""
     return reason.split(":")[0].strip().replace(" ", "_")
+
+
+def _content_type(response: Response) -> str:
+    """The response's media type, lower case, without parameters ('' when not sent)."""
+    raw = response.headers.get("Content-Type") or b""
+    return raw.decode("latin-1").split(";")[0].strip().lower()

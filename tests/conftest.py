@@ -1,0 +1,66 @@
+"""Shared fixtures: paths, a real Chromium for capture tests, and `scrapy crawl` runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.capture.browser import DEFAULT_BROWSER_PATH
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_SITE = REPO / "demo" / "harbourtimes.example"
+SHARED = REPO.parent / "shared"
+CHROMIUM = os.environ.get("SPIDERCRAWL_CHROMIUM", DEFAULT_BROWSER_PATH)
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: apt-get install -y chromium")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser_page(chromium_path: str) -> Iterator[object]:
+    """One real Chromium page, reused by a module's capture tests."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1600, "height": 4000})
+        yield page
+        browser.close()
+
+
+@dataclass
+class CrawlResult:
+    returncode: int
+    items: list[dict]
+    log: str
+
+
+def run_crawl(site: str, base_url: str, out: Path, *extra: str, timeout: int = 300) -> CrawlResult:
+    """Run ``scrapy crawl news`` as a user would, in a subprocess from the repo root."""
+    cmd = [
+        sys.executable, "-m", "scrapy", "crawl", "news",
+        "-a", f"site={site}", "-a", f"base_url={base_url}",
+        "-O", str(out), "-s", "LOG_LEVEL=INFO", *extra,
+    ]  # fmt: skip
+    proc = subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    items = []
+    if out.exists():
+        items = [json.loads(line) for line in out.read_text("utf-8").splitlines() if line]
+    return CrawlResult(proc.returncode, items, proc.stderr)

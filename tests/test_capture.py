@@ -1,0 +1,137 @@
+"""The capture script, run in a real Chromium on small handmade pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from spidercrawl.capture.middleware import capture_script
+
+pytestmark = pytest.mark.browser
+
+SCRIPT = capture_script()
+
+
+def capture(page, html: str) -> dict:
+    page.set_content(html)
+    return page.evaluate(SCRIPT, 65536)
+
+
+def block_texts(result: dict) -> list[str]:
+    return [" ".join("".join(b["text"]).split()) for b in result["texts"]]
+
+
+def test_inline_links_and_emphasis_fold_into_their_paragraph(browser_page) -> None:
+    result = capture(
+        browser_page,
+        "<body><p>Read <a href='/x'>the full report</a> and <em>weep</em> quietly.</p></body>",
+    )
+    assert block_texts(result) == ["Read the full report and weep quietly."]
+    block = result["texts"][0]
+    assert block["element"]["name"] == "p"
+    assert block["link_count"] == 1
+    assert block["link_chars"] == len("the full report")
+    assert "<a href=" in block["html"]
+
+
+def test_hidden_text_is_skipped(browser_page) -> None:
+    result = capture(
+        browser_page,
+        """<body>
+        <p>Visible paragraph.</p>
+        <p style="display:none">Display none.</p>
+        <p style="visibility:hidden">Visibility hidden.</p>
+        <div style="display:none"><p>Inside a hidden parent.</p></div>
+        <a style="position:absolute; left:-9999px" href="#main">Skip to content</a>
+        <span style="position:absolute; width:1px; height:1px; overflow:hidden;
+              clip:rect(0,0,0,0)">Screen reader only</span>
+        <p style="opacity:0">Transparent.</p>
+        </body>""",
+    )
+    assert block_texts(result) == ["Visible paragraph."]
+    assert result["hidden_text_chars"] > 0
+
+
+def test_nested_blocks_keep_their_own_text(browser_page) -> None:
+    result = capture(
+        browser_page,
+        "<body><div id='outer' class='story main'>Lead text"
+        "<p class='para'>Inner <b>bold</b> paragraph</p>tail text</div></body>",
+    )
+    by_name = {b["element"]["name"]: b for b in result["texts"]}
+    assert set(by_name) == {"div", "p"}
+    assert " ".join("".join(by_name["div"]["text"]).split()) == "Lead texttail text"
+    assert " ".join("".join(by_name["p"]["text"]).split()) == "Inner bold paragraph"
+    assert by_name["p"]["path"] == ["div", "p"]
+    assert by_name["p"]["selector"] == [
+        {"name": "div", "id": "outer", "classes": ["story", "main"]},
+        {"name": "p", "id": "", "classes": ["para"]},
+    ]
+    # Blocks come in document order of their first text node.
+    assert [b["element"]["name"] for b in result["texts"]] == ["div", "p"]
+
+
+def test_blocks_have_geometry_and_css_differing_from_body(browser_page) -> None:
+    result = capture(
+        browser_page,
+        "<body style='font-size:16px'><h1 style='font-size:40px'>Headline</h1>"
+        "<p>Body text.</p></body>",
+    )
+    h1, p = result["texts"]
+    assert h1["bound"]["width"] > 0 and h1["bound"]["height"] > 0
+    assert p["bound"]["top"] > h1["bound"]["top"]
+    assert h1["computed"]["font-size"] == "40px"
+    assert "font-size" not in p["computed"]  # same as body: left out, as in ziyan-spider
+    assert result["body"]["computed"]["font-size"] == "16px"
+    assert result["body"]["bound"]["width"] == 1600
+
+
+def test_page_metadata(browser_page) -> None:
+    result = capture(
+        browser_page,
+        """<html lang="de"><head><title>Ein Titel</title>
+        <meta name="description" content="Worum es geht.">
+        <meta property="og:title" content="OG Titel">
+        <meta property="og:type" content="article">
+        <meta property="article:published_time" content="2024-05-01T10:00:00Z">
+        <meta name="author" content="Erika Muster">
+        <link rel="canonical" href="https://example.org/a/1">
+        <script type="application/ld+json">{"@graph": [{"@type": "NewsArticle",
+          "headline": "LD Titel", "datePublished": "2024-05-01",
+          "author": [{"@type": "Person", "name": "Erika Muster"}]}]}</script>
+        <script type="application/ld+json">{ broken json </script>
+        </head><body><p>Text.</p></body></html>""",
+    )
+    assert result["titles"] == ["Ein Titel", "OG Titel"]
+    assert result["descriptions"] == ["Worum es geht."]
+    assert result["lang"] == "de"
+    assert result["canonical_url"] == "https://example.org/a/1"
+    assert result["og"]["og:type"] == "article"
+    assert result["og"]["article:published_time"] == "2024-05-01T10:00:00Z"
+    assert result["meta"]["author"] == "Erika Muster"
+    assert result["jsonld"][0]["headline"] == "LD Titel"
+    assert result["jsonld"][0]["author"] == ["Erika Muster"]
+    assert "NewsArticle" in result["jsonld_types"]
+
+
+def test_empty_page_gives_no_blocks_and_no_error(browser_page) -> None:
+    result = capture(browser_page, "<html><head><title>t</title></head><body></body></html>")
+    assert result["texts"] == []
+    assert result["body"] is not None
+
+
+def test_dom_is_marked_for_later_alignment(browser_page) -> None:
+    capture(browser_page, "<body><p>One.</p><p style='display:none'>Two.</p><p>Three.</p></body>")
+    marked = browser_page.eval_on_selector_all(
+        "[data-sc-block]", "els => els.map(e => e.dataset.scBlock + ':' + e.textContent)"
+    )
+    assert marked == ["0:One.", "1:Three."]
+    assert browser_page.locator("[data-sc-hidden]").count() == 1
+
+
+def test_script_and_style_text_is_not_content(browser_page) -> None:
+    result = capture(
+        browser_page,
+        "<body><script>var x = 'not text';</script><style>p{color:red}</style>"
+        "<noscript>enable js</noscript><p>Real.</p></body>",
+    )
+    assert block_texts(result) == ["Real."]

@@ -1,0 +1,152 @@
+"""End to end: `scrapy crawl news` through the CLI, Chromium, and a real local HTTP server."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.serve import SnapshotRequestHandler, serving
+from spidercrawl.snapshot import SiteSnapshot
+from tests.conftest import DEMO_SITE, run_crawl
+
+pytestmark = pytest.mark.browser
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def demo_crawl(tmp_path_factory, chromium_path):
+    out = tmp_path_factory.mktemp("crawl") / "pages.jsonl"
+    with serving(DEMO_SITE) as server:
+        result = run_crawl("harbourtimes.example", server.base_url, out)
+        hits = dict(server.hits)
+    return result, hits
+
+
+def test_every_demo_article_is_rendered_once(demo_crawl) -> None:
+    result, hits = demo_crawl
+    assert result.returncode == 0, result.log[-3000:]
+    snapshot = SiteSnapshot(DEMO_SITE)
+    paths = sorted(re.sub(r"^http://[^/]+", "", item["url"]) for item in result.items)
+    assert paths == sorted(snapshot.path_of.values())
+    assert all(item["site"] == "harbourtimes.example" for item in result.items)
+    assert "30 pages rendered, 0 failed" in result.log
+
+
+def test_discovery_used_robots_sitemap_and_feed(demo_crawl) -> None:
+    result, hits = demo_crawl
+    assert hits.get("/robots.txt") and hits.get("/sitemap.xml") and hits.get("/feed.xml")
+    # page 007 links to /private/..., which robots.txt disallows: never requested
+    assert not any(path.startswith("/private/") for path in hits)
+    assert {item["discovered_by"] for item in result.items} <= {"sitemap", "feed", "link"}
+
+
+def test_blocks_carry_css_geometry_and_paths(demo_crawl) -> None:
+    result, _ = demo_crawl
+    for item in result.items:
+        assert len(item["texts"]) >= 20
+        for block in item["texts"]:
+            assert set(block) >= {"bound", "computed", "element", "path", "selector", "text"}
+            assert block["bound"]["width"] > 0 and block["bound"]["height"] > 0
+            assert len(block["path"]) == len(block["selector"])
+        assert item["body"]["computed"]["font-family"]
+
+
+def test_article_paragraphs_are_blocks(demo_crawl) -> None:
+    result, _ = demo_crawl
+    snapshot = SiteSnapshot(DEMO_SITE)
+    by_path = {re.sub(r"^http://[^/]+", "", i["url"]): i for i in result.items}
+    for page_id, path in snapshot.path_of.items():
+        blocks = {normalise("".join(b["text"])) for b in by_path[path]["texts"]}
+        gold = snapshot.gold_path(page_id).read_text("utf-8").splitlines()
+        missing = [line for line in gold if normalise(line) not in blocks]
+        assert not missing, f"{page_id}: gold lines not captured as blocks: {missing[:2]}"
+
+
+def test_page_metadata_is_captured(demo_crawl) -> None:
+    result, _ = demo_crawl
+    for item in result.items:
+        assert item["status"] == 200
+        assert item["lang"] == "en-GB"
+        assert item["titles"][0].endswith("| The Harbour Times")
+        assert item["descriptions"] and item["descriptions"][0] == item["og"]["og:description"]
+        assert item["canonical_url"].startswith("https://harbourtimes.example/")
+        assert item["jsonld"][0]["type"] == ["NewsArticle"] and item["jsonld"][0]["author"]
+        assert item["og"]["article:published_time"].startswith("2026-")
+        assert item["hidden_text_chars"] > 0  # the display:none legal note
+        assert 'data-sc-block="0"' in item["rendered_html"]
+        # comments are drawn by JavaScript: only a real browser sees them
+        assert any(b["element"]["classes"] == ["comment"] for b in item["texts"])
+
+
+class TroubleHandler(SnapshotRequestHandler):
+    """The snapshot server plus the failures a real site throws at a crawler."""
+
+    def _respond(self, send_body: bool) -> None:
+        if self.path == "/error/500":
+            self._send(500, b"server error", "text/html", send_body)
+        elif self.path == "/slow.html":
+            time.sleep(8)
+            self._send(200, b"<p>too late</p>", "text/html", send_body)
+        else:
+            super()._respond(send_body)
+
+
+def build_trouble_site(root: Path) -> Path:
+    site = root / "trouble.example"
+    pages = site / "pages"
+    pages.mkdir(parents=True)
+    for n in range(3):
+        (pages / f"good{n}.html").write_text(f"<html><body><p>Good page {n}.</p></body></html>")
+    (pages / "empty.html").write_text("")
+    (pages / "script-error.html").write_text(
+        "<html><body><script>throw new Error('boom');</script><p>Still here.</p></body></html>"
+    )
+    (pages / "latin1.html").write_bytes(
+        '<html><head><meta charset="windows-1252"></head><body><p>Caf\u00e9 cr\u00e8me.</p>'
+        "</body></html>".encode("cp1252")
+    )
+    paragraph = "<p>" + "Lorem ipsum dolor sit amet. " * 180 + "</p>\n"
+    (pages / "huge.html").write_text("<html><body>" + paragraph * 2100 + "</body></html>")
+    (pages / "broken.html").write_text("<html><body><div><p>Unclosed <b>tags<div>and more")
+    extra = ["/missing.html", "/error/500", "/slow.html", "/files/doc.pdf"]
+    (site / "files" / "files").mkdir(parents=True)
+    (site / "files" / "files" / "doc.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    locs = [f"/pages/{p.name}" for p in sorted(pages.iterdir())] + extra
+    (site / "files" / "sitemap.xml").write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
+        + "</urlset>"
+    )
+    return site
+
+
+def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_path) -> None:
+    site = build_trouble_site(tmp_path)
+    assert (site / "pages" / "huge.html").stat().st_size > 10_000_000
+    with serving(site, handler_class=TroubleHandler) as server:
+        result = run_crawl(
+            "trouble.example", server.base_url, tmp_path / "out.jsonl",
+            "-a", "render=all", "-s", "RENDER_TIMEOUT=3", "-s", "RETRY_TIMES=0",
+        )  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    by_name = {item["url"].rsplit("/", 1)[-1]: item for item in result.items}
+    assert {"good0.html", "good1.html", "good2.html", "latin1.html"} <= set(by_name)
+    assert {"script-error.html", "broken.html", "huge.html", "empty.html"} <= set(by_name)
+    latin = normalise("".join(by_name["latin1.html"]["texts"][0]["text"]))
+    assert latin == "Caf\u00e9 cr\u00e8me."
+    assert by_name["empty.html"]["texts"] == []
+    assert "No visible text blocks on" in result.log
+    assert len(by_name["huge.html"]["texts"]) == 2100
+    log = result.log
+    assert re.search(r"Page failed: \S+/missing.html \(http 404\)", log)
+    assert re.search(r"Page failed: \S+/error/500 \(http 500\)", log)
+    assert re.search(r"Page failed: \S+/slow.html \(\w*Timeout", log)
+    assert re.search(r"Page failed: \S+/files/doc.pdf \(", log)
+    assert re.search(r"'spidercrawl/pages/failed': 4,", log)
+    assert "Traceback" not in log

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set everything up on a fresh machine and run the main job on the bundled demo site.
+#   bash tools/setup_and_demo.sh
+# Installs Debian's Chromium (needs root or sudo), creates .venv with the pinned
+# requirements, then crawls the demo site into output/demo-pages.jsonl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium
+fi
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -r requirements.txt
+.venv/bin/python tools/run_demo.py "$@"
