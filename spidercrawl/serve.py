@@ -129,7 +129,7 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
 
     def _page(self, title: str, content: str) -> str:
         return (
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f"<title>{html.escape(title)}</title>"
             '<meta property="og:type" content="website">'
             '<link rel="alternate" type="application/rss+xml" href="/feed.xml" title="Latest">'

@@ -29,7 +29,7 @@ def demo_crawl(tmp_path_factory, chromium_path):
 
 
 def test_every_demo_article_is_rendered_once(demo_crawl) -> None:
-    result, hits = demo_crawl
+    result, _ = demo_crawl
     assert result.returncode == 0, result.log[-3000:]
     snapshot = SiteSnapshot(DEMO_SITE)
     paths = sorted(re.sub(r"^http://[^/]+", "", item["url"]) for item in result.items)

@@ -33,9 +33,12 @@ def html_response(url: str, head: str) -> HtmlResponse:
 
 
 def test_page_metadata_overrides_url_shape() -> None:
-    og_article = html_response("https://s.example/about/", '<meta property="og:type" content="article">')
+    og_article = html_response(
+        "https://s.example/about/", '<meta property="og:type" content="article">'
+    )
     og_website = html_response(
-        "https://s.example/2020/01/02/some-long-article-slug", '<meta property="og:type" content="website">'
+        "https://s.example/2020/01/02/some-long-article-slug",
+        '<meta property="og:type" content="website">',
     )
     jsonld = html_response(
         "https://s.example/x",

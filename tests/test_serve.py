@@ -68,6 +68,9 @@ def test_original_paths_are_used_when_unique(tmp_path) -> None:
 def test_dataset_folders_are_found() -> None:
     sites = find_site_dirs(SHARED / "datasets" / "cleanportaleval")
     assert {s.name for s in sites} == {
-        "tv.msnbc.com", "washingtonpost.com", "blogs.wsj.com", "bbc.co.uk"
+        "tv.msnbc.com",
+        "washingtonpost.com",
+        "blogs.wsj.com",
+        "bbc.co.uk",
     }
     assert len(find_site_dirs(SHARED / "datasets")) == 4 + 96 + 41

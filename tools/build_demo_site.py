@@ -24,34 +24,90 @@ HOST = "harbourtimes.example"
 OUT = Path(__file__).resolve().parent.parent / "demo" / HOST
 SECTIONS = ["city", "business", "sport", "culture", "science"]
 AUTHORS = ["Maren Holt", "Tobias Lindqvist", "Priya Raman", "Elliot Marsh", "Ada Okafor"]
-PLACES = ["the harbour", "the old town", "Kelp Street", "the ferry terminal", "North Quay",
-          "the lighthouse", "the market hall", "Saltmarsh Park"]
-GROUPS = ["the town council", "local fishermen", "the harbour trust", "shop owners",
-          "residents", "the rowing club", "teachers at the grammar school", "volunteers"]
+PLACES = [
+    "the harbour",
+    "the old town",
+    "Kelp Street",
+    "the ferry terminal",
+    "North Quay",
+    "the lighthouse",
+    "the market hall",
+    "Saltmarsh Park",
+]
+GROUPS = [
+    "the town council",
+    "local fishermen",
+    "the harbour trust",
+    "shop owners",
+    "residents",
+    "the rowing club",
+    "teachers at the grammar school",
+    "volunteers",
+]
 TOPICS = {
-    "city": ["a new cycle lane", "the sea wall repairs", "late-night bus routes",
-             "a rise in parking fees", "the flood barrier"],
-    "business": ["the cannery's reopening", "a bakery cooperative", "rising rents",
-                 "the fish auction", "a new ferry contract"],
-    "sport": ["the regatta", "the under-16 football final", "a record swim across the bay",
-              "the rowing club's new boat", "the cliff-top half marathon"],
-    "culture": ["the lantern festival", "a sea-shanty choir", "the library's reopening",
-                "a mural on the harbour wall", "the winter film season"],
-    "science": ["seagrass planting", "a survey of puffin colonies", "tide-gauge data",
-                "a school weather station", "a study of harbour seals"],
+    "city": [
+        "a new cycle lane",
+        "the sea wall repairs",
+        "late-night bus routes",
+        "a rise in parking fees",
+        "the flood barrier",
+    ],
+    "business": [
+        "the cannery's reopening",
+        "a bakery cooperative",
+        "rising rents",
+        "the fish auction",
+        "a new ferry contract",
+    ],
+    "sport": [
+        "the regatta",
+        "the under-16 football final",
+        "a record swim across the bay",
+        "the rowing club's new boat",
+        "the cliff-top half marathon",
+    ],
+    "culture": [
+        "the lantern festival",
+        "a sea-shanty choir",
+        "the library's reopening",
+        "a mural on the harbour wall",
+        "the winter film season",
+    ],
+    "science": [
+        "seagrass planting",
+        "a survey of puffin colonies",
+        "tide-gauge data",
+        "a school weather station",
+        "a study of harbour seals",
+    ],
 }
-VERBS = ["debated", "welcomed", "questioned", "celebrated", "postponed", "approved",
-         "criticised", "funded"]
-ADJECTIVES = ["long-awaited", "controversial", "modest", "ambitious", "unexpected",
-              "popular", "costly", "overdue"]
+VERBS = [
+    "debated",
+    "welcomed",
+    "questioned",
+    "celebrated",
+    "postponed",
+    "approved",
+    "criticised",
+    "funded",
+]
+ADJECTIVES = [
+    "long-awaited",
+    "controversial",
+    "modest",
+    "ambitious",
+    "unexpected",
+    "popular",
+    "costly",
+    "overdue",
+]
 SENTENCES = [
     "{Group} {verb} {topic} at a meeting near {place} on {day}.",
     "The plan, first proposed {years} years ago, would cost about {money} pounds.",
     "\u201cWe have waited a long time for this,\u201d said {person}, who has lived by {place} "
     "for {years} decades.",
     "Critics argue that {topic} does little for {group2}, who say they were not consulted.",
-    "Supporters point to similar schemes along the coast that drew {number} extra visitors "
-    "a year.",
+    "Supporters point to similar schemes along the coast that drew {number} extra visitors a year.",
     "A final decision is expected before the end of {month}, when the budget is set.",
     "Officials said the work near {place} would take roughly {number} weeks.",
     "{Person} described the mood as {adjective} but hopeful.",
@@ -69,11 +125,18 @@ LAST = ["Pike", "Carrick", "Tern", "Ballard", "Fenwick", "Osei", "Rowe", "Kestre
 def sentence(rng: random.Random, topic: str) -> str:
     template = rng.choice(SENTENCES)
     values = {
-        "group": rng.choice(GROUPS), "group2": rng.choice(GROUPS), "verb": rng.choice(VERBS),
-        "topic": topic, "place": rng.choice(PLACES), "day": rng.choice(DAYS),
-        "years": rng.randint(2, 9), "money": f"{rng.randint(2, 90) * 10000:,}",
-        "person": f"{rng.choice(FIRST)} {rng.choice(LAST)}", "number": rng.randint(3, 400),
-        "month": rng.choice(MONTHS), "adjective": rng.choice(ADJECTIVES),
+        "group": rng.choice(GROUPS),
+        "group2": rng.choice(GROUPS),
+        "verb": rng.choice(VERBS),
+        "topic": topic,
+        "place": rng.choice(PLACES),
+        "day": rng.choice(DAYS),
+        "years": rng.randint(2, 9),
+        "money": f"{rng.randint(2, 90) * 10000:,}",
+        "person": f"{rng.choice(FIRST)} {rng.choice(LAST)}",
+        "number": rng.randint(3, 400),
+        "month": rng.choice(MONTHS),
+        "adjective": rng.choice(ADJECTIVES),
     }
     values["Group"] = values["group"][0].upper() + values["group"][1:]
     values["Person"] = values["person"]
@@ -91,8 +154,10 @@ def slugify(text: str) -> str:
 def build_article(rng: random.Random, number: int, day: date) -> dict:
     section = SECTIONS[number % len(SECTIONS)]
     topic = rng.choice(TOPICS[section])
-    headline = (f"{rng.choice(GROUPS).capitalize()} {rng.choice(VERBS)} "
-                f"{rng.choice(ADJECTIVES)} plans for {topic}")
+    headline = (
+        f"{rng.choice(GROUPS).capitalize()} {rng.choice(VERBS)} "
+        f"{rng.choice(ADJECTIVES)} plans for {topic}"
+    )
     body: list[tuple[str, str]] = [("p", paragraph(rng, topic)) for _ in range(rng.randint(3, 4))]
     body.append(("h2", f"What {topic} means for {rng.choice(PLACES)}"))
     body += [("p", paragraph(rng, topic)) for _ in range(rng.randint(2, 3))]
@@ -102,12 +167,20 @@ def build_article(rng: random.Random, number: int, day: date) -> dict:
     body.append(("h2", "What happens next"))
     body += [("p", paragraph(rng, topic)) for _ in range(rng.randint(1, 3))]
     return {
-        "id": f"{number:03d}", "section": section, "topic": topic, "headline": headline,
-        "description": sentence(rng, topic), "author": AUTHORS[number % len(AUTHORS)],
-        "date": day, "body": body, "slug": slugify(headline)[:80],
+        "id": f"{number:03d}",
+        "section": section,
+        "topic": topic,
+        "headline": headline,
+        "description": sentence(rng, topic),
+        "author": AUTHORS[number % len(AUTHORS)],
+        "date": day,
+        "body": body,
+        "slug": slugify(headline)[:80],
         "caption": f"{rng.choice(PLACES).capitalize()} at dawn. Photo: {rng.choice(AUTHORS)}",
-        "comments": [{"name": rng.choice(FIRST), "text": sentence(rng, topic)}
-                     for _ in range(rng.randint(1, 4))],
+        "comments": [
+            {"name": rng.choice(FIRST), "text": sentence(rng, topic)}
+            for _ in range(rng.randint(1, 4))
+        ],
     }
 
 
@@ -121,15 +194,16 @@ def render_body(body: list[tuple[str, object]]) -> str:
     for i, (tag, content) in enumerate(body):
         if tag == "ul":
             items = "".join(f"<li>{html.escape(str(li))}</li>" for li in content)  # type: ignore[union-attr]
-            parts.append(f"<ul class=\"fact-list\">{items}</ul>")
+            parts.append(f'<ul class="fact-list">{items}</ul>')
         elif tag == "blockquote":
-            parts.append(f"<blockquote class=\"pull-quote\"><p>{html.escape(str(content))}</p>"
-                         "</blockquote>")
+            parts.append(
+                f'<blockquote class="pull-quote"><p>{html.escape(str(content))}</p></blockquote>'
+            )
         elif tag == "p" and i == 1:
             # an inline link and emphasis inside a paragraph: they must fold into it
             text = html.escape(str(content))
             words = text.split(" ")
-            words[2] = f"<a href=\"/city/\">{words[2]}</a>"
+            words[2] = f'<a href="/city/">{words[2]}</a>'
             words[5] = f"<em>{words[5]}</em>"
             parts.append(f"<p>{' '.join(words)}</p>")
         else:
@@ -141,30 +215,34 @@ def render_page(article: dict, related: list[dict]) -> str:
     a = article
     published = f"{a['date']:%Y-%m-%d}T08:30:00+00:00"
     jsonld = {
-        "@context": "https://schema.org", "@type": "NewsArticle", "headline": a["headline"],
-        "description": a["description"], "datePublished": published,
+        "@context": "https://schema.org",
+        "@type": "NewsArticle",
+        "headline": a["headline"],
+        "description": a["description"],
+        "datePublished": published,
         "author": [{"@type": "Person", "name": a["author"]}],
         "publisher": {"@type": "Organization", "name": "The Harbour Times"},
     }
     url = f"https://{HOST}{article_path(a)}"
     nav = "".join(f'<li><a href="/{s}/">{s.capitalize()}</a></li>' for s in SECTIONS)
-    rel = "".join(f'<li><a href="{article_path(r)}">{html.escape(r["headline"])}</a></li>'
-                  for r in related)
+    rel = "".join(
+        f'<li><a href="{article_path(r)}">{html.escape(r["headline"])}</a></li>' for r in related
+    )
     comments = json.dumps(a["comments"])
     return f"""<!DOCTYPE html>
 <html lang="en-GB">
 <head>
 <meta charset="utf-8">
-<title>{html.escape(a['headline'])} | The Harbour Times</title>
-<meta name="description" content="{html.escape(a['description'])}">
-<meta name="author" content="{html.escape(a['author'])}">
+<title>{html.escape(a["headline"])} | The Harbour Times</title>
+<meta name="description" content="{html.escape(a["description"])}">
+<meta name="author" content="{html.escape(a["author"])}">
 <meta property="og:type" content="article">
-<meta property="og:title" content="{html.escape(a['headline'])}">
-<meta property="og:description" content="{html.escape(a['description'])}">
+<meta property="og:title" content="{html.escape(a["headline"])}">
+<meta property="og:description" content="{html.escape(a["description"])}">
 <meta property="og:url" content="{url}">
 <meta property="og:site_name" content="The Harbour Times">
 <meta property="article:published_time" content="{published}">
-<meta property="article:section" content="{a['section'].capitalize()}">
+<meta property="article:section" content="{a["section"].capitalize()}">
 <link rel="canonical" href="{url}">
 <link rel="stylesheet" href="/static/style.css">
 <script type="application/ld+json">{json.dumps(jsonld)}</script>
@@ -180,16 +258,16 @@ def render_page(article: dict, related: list[dict]) -> str:
 <div class="layout">
 <main id="main">
 <article class="story">
-  <div class="story-section">{a['section'].capitalize()}</div>
-  <h1 class="headline">{html.escape(a['headline'])}</h1>
-  <p class="standfirst">{html.escape(a['description'])}</p>
+  <div class="story-section">{a["section"].capitalize()}</div>
+  <h1 class="headline">{html.escape(a["headline"])}</h1>
+  <p class="standfirst">{html.escape(a["description"])}</p>
   <div class="byline">By <a rel="author"
-    href="/authors/{slugify(a['author'])}/">{html.escape(a['author'])}</a>
-    <time datetime="{published}">{a['date']:%d %B %Y}</time></div>
-  <figure class="lead-image"><img src="/static/photo-{a['id']}.jpg" width="640" height="360" alt="">
-    <figcaption>{html.escape(a['caption'])}</figcaption></figure>
+    href="/authors/{slugify(a["author"])}/">{html.escape(a["author"])}</a>
+    <time datetime="{published}">{a["date"]:%d %B %Y}</time></div>
+  <figure class="lead-image"><img src="/static/photo-{a["id"]}.jpg" width="640" height="360" alt="">
+    <figcaption>{html.escape(a["caption"])}</figcaption></figure>
   <div class="story-body">
-{render_body(a['body'])}
+{render_body(a["body"])}
   </div>
   <div class="share">Share: <a href="#">Email</a> <a href="#">Print</a></div>
   <p class="legal-note" style="display:none">This article may not be reproduced
@@ -288,9 +366,11 @@ def main() -> None:
         related = [r for r in articles if r["section"] == a["section"] and r is not a][:3]
         page = render_page(a, related)
         if a["id"] == "007":  # one page links the private area, which robots.txt forbids
-            page = page.replace("<li><a href=\"/privacy/\">",
-                                "<li><a href=\"/private/staff-notes-2026-03-16.html\">Staff</a>"
-                                "</li><li><a href=\"/privacy/\">")
+            page = page.replace(
+                '<li><a href="/privacy/">',
+                '<li><a href="/private/staff-notes-2026-03-16.html">Staff</a>'
+                '</li><li><a href="/privacy/">',
+            )
         (OUT / "pages" / f"{a['id']}.html").write_text(page, "utf-8")
         (OUT / "gold" / f"{a['id']}.txt").write_text(gold_text(a), "utf-8")
         index.append(f"{a['id']}\thttps://{HOST}{article_path(a)}")

@@ -115,6 +115,4 @@ class RenderAddon:
         )
         allowed = settings.getlist("RENDER_ALLOWED_HOSTS")
         if blocked or allowed:
-            settings.set(
-                "PLAYWRIGHT_ABORT_REQUEST", SubresourceFilter(blocked, allowed), "addon"
-            )
+            settings.set("PLAYWRIGHT_ABORT_REQUEST", SubresourceFilter(blocked, allowed), "addon")
