@@ -1,0 +1,165 @@
+"""Render speed and memory of a real crawl: pages/s, peak memory, blocks per page.
+
+    python benchmarks/render_speed.py                       # 30 demo pages, 1 and 2 pages at once
+    python benchmarks/render_speed.py --pages 510 --concurrency 2
+
+The demo site's pages are repeated (under /copyK/...) to reach ``--pages``, served on
+127.0.0.1, and crawled with ``scrapy crawl news`` with the project's default settings
+(``--no-throttle`` turns AutoThrottle off). Memory is the proportional set size (PSS, so
+pages shared between Chromium's processes count once) of Scrapy plus every process it
+started, sampled every 0.25 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from spidercrawl.serve import serving  # noqa: E402
+from spidercrawl.snapshot import SiteSnapshot  # noqa: E402
+
+DEMO_SITE = REPO / "demo" / "harbourtimes.example"
+HOST = "harbourtimes.example"
+
+
+def repeated_demo(root: Path, pages: int) -> Path:
+    """A snapshot holding the demo pages repeated until there are ``pages`` of them."""
+    demo = SiteSnapshot(DEMO_SITE)
+    site = root / HOST
+    (site / "pages").mkdir(parents=True)
+    shutil.copytree(DEMO_SITE / "files", site / "files")
+    index = []
+    for n in range(pages):
+        copy, page_id = divmod(n, len(demo.page_ids))
+        source = demo.page_ids[page_id]
+        new_id = f"{copy:03d}-{source}"
+        shutil.copy(DEMO_SITE / "pages" / f"{source}.html", site / "pages" / f"{new_id}.html")
+        index.append(f"{new_id}\thttps://{HOST}/copy{copy}{demo.path_of[source]}")
+    (site / "index.tsv").write_text("\n".join(index) + "\n")
+    return site
+
+
+def process_tree(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def pss_mib(pids: list[int]) -> float:
+    total_kib = 0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        match = re.search(r"^Pss:\s+(\d+) kB", text, re.MULTILINE)
+        total_kib += int(match.group(1)) if match else 0
+    return total_kib / 1024
+
+
+def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path) -> dict:
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", "news", "-a", f"site={HOST}",
+        "-a", f"base_url={base_url}", "-a", f"max_pages={pages}", "-O", str(out),
+        "-s", f"RENDER_CONCURRENCY={concurrency}", "-s", "LOG_LEVEL=INFO",
+        "-s", f"AUTOTHROTTLE_ENABLED={int(throttle)}",
+    ]  # fmt: skip
+    started = time.monotonic()
+    log_path = out.with_suffix(".log")
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        samples = []
+        while proc.poll() is None:
+            samples.append((time.monotonic() - started, pss_mib(process_tree(proc.pid))))
+            time.sleep(0.25)
+    wall = time.monotonic() - started
+    log_text = log_path.read_text()
+    elapsed = re.search(r"'elapsed_time_seconds': ([\d.]+)", log_text)
+    items = [json.loads(line) for line in out.read_text().splitlines() if line]
+    blocks = [len(item["texts"]) for item in items]
+    stamps = sorted(item["crawled_at"] for item in items)
+    return {
+        "pages": len(items),
+        "wall_s": wall,
+        "crawl_s": float(elapsed.group(1)) if elapsed else wall,
+        "first_to_last_item_s": _seconds_between(stamps[0], stamps[-1]) if stamps else 0.0,
+        "peak_pss_mib": max((m for _, m in samples), default=0.0),
+        "pss_timeline": samples,
+        "median_blocks": statistics.median(blocks) if blocks else 0,
+        "returncode": proc.returncode,
+    }
+
+
+def _seconds_between(first: str, last: str) -> float:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=30)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--no-throttle", action="store_true", help="turn AutoThrottle off")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        site = repeated_demo(Path(tmp), args.pages)
+        throttle = "off" if args.no_throttle else "on"
+        print(f"{args.pages} pages of the demo site; AutoThrottle {throttle}")
+        header = (
+            f"{'pages at once':>13} {'pages':>6} {'crawl s':>8} {'pages/s':>8} "
+            f"{'steady p/s':>10} {'peak MiB':>9} {'median blocks':>14}"
+        )
+        print(header)
+        for concurrency in args.concurrency:
+            with serving(site) as server:
+                result = crawl(
+                    server.base_url, args.pages, concurrency, not args.no_throttle,
+                    Path(tmp) / f"c{concurrency}.jsonl",
+                )  # fmt: skip
+            steady = (
+                result["pages"] / result["first_to_last_item_s"]
+                if result["first_to_last_item_s"]
+                else 0
+            )
+            print(
+                f"{concurrency:>13} {result['pages']:>6} {result['crawl_s']:>8.1f} "
+                f"{result['pages'] / result['crawl_s']:>8.2f} {steady:>10.2f} "
+                f"{result['peak_pss_mib']:>9.0f} {result['median_blocks']:>14}"
+            )
+            timeline = result["pss_timeline"]
+            if len(timeline) > 8:
+                quarters = [timeline[len(timeline) * q // 4 - 1] for q in (1, 2, 3, 4)]
+                print(
+                    "    memory (PSS) at 25/50/75/100% of the crawl: "
+                    + ", ".join(f"{m:.0f} MiB @ {t:.0f}s" for t, m in quarters)
+                )
+            if result["returncode"] != 0 or result["pages"] < args.pages:
+                print(f"    warning: exit {result['returncode']}, {result['pages']} pages")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
