@@ -84,6 +84,17 @@ def test_page_metadata_is_captured(demo_crawl) -> None:
         assert any(b["element"]["classes"] == ["comment"] for b in item["texts"])
 
 
+def test_max_pages_limits_the_crawl(tmp_path, chromium_path) -> None:
+    with serving(DEMO_SITE) as server:
+        result = run_crawl(
+            "harbourtimes.example", server.base_url, tmp_path / "five.jsonl",
+            "-a", "max_pages=5", "-a", "max_depth=0",
+        )  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.items) == 5
+    assert "max_pages=5, max_depth=0" in result.log
+
+
 class TroubleHandler(SnapshotRequestHandler):
     """The snapshot server plus the failures a real site throws at a crawler."""
 

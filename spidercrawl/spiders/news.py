@@ -250,7 +250,7 @@ class NewsSpider(scrapy.Spider):
             logger.info("%s: %d pages rendered", self.site, rendered)
         yield item
         # Related-article links lead to more articles; other links go one level at most.
-        yield from self._follow_links(response, hops=self.max_depth - 1)
+        yield from self._follow_links(response, hops=max(self.max_depth - 1, 0))
 
     def on_render_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]

@@ -1,0 +1,66 @@
+"""The render add-on turns RENDER_* settings into scrapy-playwright's, and the page item
+keeps the field names of the ziyan-spider data."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from scrapy.settings import Settings
+
+from spidercrawl import settings as project_settings
+from spidercrawl.capture.browser import PLAYWRIGHT_HANDLER, RenderAddon, SubresourceFilter
+from spidercrawl.items import PageItem
+from tests.conftest import SHARED
+
+
+def addon_settings(**overrides: object) -> Settings:
+    settings = Settings()
+    settings.setmodule(project_settings, priority="project")
+    for name, value in overrides.items():
+        settings.set(name, value, priority="cmdline")
+    RenderAddon().update_settings(settings)
+    return settings
+
+
+def test_addon_configures_the_browser_from_render_settings() -> None:
+    settings = addon_settings(
+        RENDER_SCHEMES=["http"], RENDER_CONCURRENCY=3, RENDER_TIMEOUT=7,
+        RENDER_BROWSER_PATH="/no/such/chromium",
+    )  # fmt: skip
+    assert settings.getdict("DOWNLOAD_HANDLERS")["http"] == PLAYWRIGHT_HANDLER
+    assert "https" not in settings.getdict("DOWNLOAD_HANDLERS")  # one browser, not two
+    assert settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == 3
+    assert settings.getfloat("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT") == 7000
+    launch = settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")
+    assert launch["executable_path"] == "/no/such/chromium"
+    assert "--disable-background-networking" in launch["args"]
+    viewport = settings.getdict("PLAYWRIGHT_CONTEXTS")["default"]["viewport"]
+    assert viewport == {"width": 1600, "height": 4000}
+
+
+def test_resource_blocking_can_be_turned_off() -> None:
+    assert isinstance(addon_settings().get("PLAYWRIGHT_ABORT_REQUEST"), SubresourceFilter)
+    assert addon_settings(RENDER_BLOCK_RESOURCES=False).get("PLAYWRIGHT_ABORT_REQUEST") is None
+
+
+def test_subresource_filter() -> None:
+    keep_local = SubresourceFilter(["image", "font"], ["127.0.0.1"])
+
+    def request(url: str, kind: str) -> SimpleNamespace:
+        return SimpleNamespace(url=url, resource_type=kind)
+
+    assert keep_local(request("http://127.0.0.1:8000/a.png", "image"))
+    assert not keep_local(request("http://127.0.0.1:8000/s.css", "stylesheet"))
+    assert keep_local(request("https://cdn.example/s.css", "stylesheet"))
+    assert not SubresourceFilter(["image"], [])(request("https://cdn.example/s.css", "stylesheet"))
+
+
+@pytest.mark.skipif(not (SHARED / "ziyan-spider").exists(), reason="../shared is not here")
+def test_page_item_has_every_ziyan_spider_field() -> None:
+    page = json.loads((SHARED / "ziyan-spider" / "npr" / "000.json").read_text("utf-8"))
+    assert set(page) <= set(PageItem.fields)
+    item = PageItem(**page)  # the published data loads into our item unchanged
+    block_keys = set(item["texts"][0])
+    assert {"bound", "computed", "element", "path", "selector", "text", "html"} <= block_keys
