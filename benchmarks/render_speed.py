@@ -26,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from spidercrawl.runner import PROJECT_ROOT, crawl_command  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot  # noqa: E402
 
@@ -79,16 +80,21 @@ def pss_mib(pids: list[int]) -> float:
 
 
 def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path) -> dict:
-    command = [
-        sys.executable, "-m", "scrapy", "crawl", "news", "-a", f"site={HOST}",
-        "-a", f"base_url={base_url}", "-a", f"max_pages={pages}", "-O", str(out),
-        "-s", f"RENDER_CONCURRENCY={concurrency}", "-s", "LOG_LEVEL=INFO",
-        "-s", f"AUTOTHROTTLE_ENABLED={int(throttle)}",
-    ]  # fmt: skip
+    command = crawl_command(
+        HOST,
+        base_url,
+        out,
+        spider_args={"max_pages": pages},
+        settings={
+            "RENDER_CONCURRENCY": concurrency,
+            "LOG_LEVEL": "INFO",
+            "AUTOTHROTTLE_ENABLED": int(throttle),
+        },
+    )
     started = time.monotonic()
     log_path = out.with_suffix(".log")
     with log_path.open("w") as log:
-        proc = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
         samples = []
         while proc.poll() is None:
             samples.append((time.monotonic() - started, pss_mib(process_tree(proc.pid))))

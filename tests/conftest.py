@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from spidercrawl.capture.browser import DEFAULT_BROWSER_PATH
+from spidercrawl.runner import PROJECT_ROOT, crawl_command
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO_SITE = REPO / "demo" / "harbourtimes.example"
@@ -51,14 +51,10 @@ class CrawlResult:
 
 
 def run_crawl(site: str, base_url: str, out: Path, *extra: str, timeout: int = 300) -> CrawlResult:
-    """Run ``scrapy crawl news`` as a user would, in a subprocess from the repo root."""
-    cmd = [
-        sys.executable, "-m", "scrapy", "crawl", "news",
-        "-a", f"site={site}", "-a", f"base_url={base_url}",
-        "-O", str(out), "-s", "LOG_LEVEL=INFO", *extra,
-    ]  # fmt: skip
+    """Run ``scrapy crawl news`` as a user would, in a subprocess from the project root."""
+    cmd = [*crawl_command(site, base_url, out, settings={"LOG_LEVEL": "INFO"}), *extra]
     proc = subprocess.run(
-        cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
+        cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout, check=False
     )
     items = []
     if out.exists():

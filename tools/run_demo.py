@@ -19,6 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from spidercrawl.runner import crawl_command  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
 
 DEMO_SITE = REPO / "demo" / "harbourtimes.example"
@@ -33,11 +34,12 @@ def main() -> int:
 
     with serving(DEMO_SITE) as server:
         print(f"Serving the demo site at {server.base_url}", flush=True)
-        command = [
-            sys.executable, "-m", "scrapy", "crawl", "news",
-            "-a", "site=harbourtimes.example", "-a", f"base_url={server.base_url}",
-            "-a", f"max_pages={args.max_pages}", "-O", str(args.out),
-        ]  # fmt: skip
+        command = crawl_command(
+            "harbourtimes.example",
+            server.base_url,
+            args.out,
+            spider_args={"max_pages": args.max_pages},
+        )
         started = time.monotonic()
         code = subprocess.call(command, cwd=REPO)
         elapsed = time.monotonic() - started
