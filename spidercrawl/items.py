@@ -47,6 +47,7 @@ class PageItem(scrapy.Item):
     jsonld_types = scrapy.Field()  # every JSON-LD @type seen on the page
     viewport = scrapy.Field()  # {width, height} of the browser window
     hidden_text_chars = scrapy.Field()  # characters of text the browser did not show
+    blocks_truncated = scrapy.Field()  # more than CAPTURE_MAX_BLOCKS blocks: the rest dropped
     rendered_html = scrapy.Field()  # DOM after rendering, blocks marked data-sc-block="i"
     discovered_by = scrapy.Field()  # sitemap, news-sitemap, feed, link, start
     crawled_at = scrapy.Field()  # ISO 8601, UTC

@@ -55,6 +55,7 @@ RENDER_SCHEMES = ["https"]  # the spider sets this to its site's scheme
 
 # --- Capture -------------------------------------------------------------------------
 CAPTURE_MAX_BLOCK_HTML = 65536  # characters of innerHTML kept per block
+CAPTURE_MAX_BLOCKS = 5000  # blocks kept per page (real article pages have 30-500)
 CAPTURE_KEEP_HTML = True  # keep the rendered DOM in the page item (text density, rules)
 
 # --- The news spider -------------------------------------------------------------------

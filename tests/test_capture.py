@@ -11,9 +11,9 @@ pytestmark = pytest.mark.browser
 SCRIPT = capture_script()
 
 
-def capture(page, html: str) -> dict:
+def capture(page, html: str, max_blocks: int = 5000) -> dict:
     page.set_content(html)
-    return page.evaluate(SCRIPT, 65536)
+    return page.evaluate(SCRIPT, {"maxHtmlChars": 65536, "maxBlocks": max_blocks})
 
 
 def block_texts(result: dict) -> list[str]:
@@ -135,3 +135,16 @@ def test_script_and_style_text_is_not_content(browser_page) -> None:
         "<noscript>enable js</noscript><p>Real.</p></body>",
     )
     assert block_texts(result) == ["Real."]
+
+
+def test_blocks_beyond_the_cap_are_dropped_and_flagged(browser_page) -> None:
+    html = "<body>" + "".join(f"<p>Paragraph {n}.</p>" for n in range(50)) + "</body>"
+    result = capture(browser_page, html, max_blocks=10)
+    assert block_texts(result) == [f"Paragraph {n}." for n in range(10)]
+    assert result["blocks_truncated"] is True
+    assert capture(browser_page, html)["blocks_truncated"] is False
+
+
+def test_deeply_nested_dom_is_captured(browser_page) -> None:
+    html = "<body>" + "<div>" * 3000 + "<p>Deep text.</p>" + "</div>" * 3000 + "</body>"
+    assert block_texts(capture(browser_page, html)) == ["Deep text."]

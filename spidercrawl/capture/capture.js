@@ -9,7 +9,7 @@
 // learning code reads both. The script also marks the DOM it leaves behind:
 // data-sc-block="i" on block i and data-sc-hidden on elements whose text was skipped,
 // so that the serialised HTML can be lined up with the blocks later (text density).
-(maxHtmlChars) => {
+({ maxHtmlChars, maxBlocks }) => {
   // Visual properties recorded per block when they differ from <body>'s value.
   const VISUAL_PROPERTIES = [
     "font-family", "font-size", "font-style", "font-weight", "font-variant",
@@ -136,6 +136,7 @@
     body: null,
     texts: [],
     hidden_text_chars: 0,
+    blocks_truncated: false,
   };
   const body = doc.body;
   if (!body) return page;
@@ -226,6 +227,10 @@
   page.hidden_text_chars = hiddenChars;
 
   for (const [el, entry] of blocks) {
+    if (page.texts.length >= maxBlocks) {
+      page.blocks_truncated = true;  // a pathological page: keep the first maxBlocks
+      break;
+    }
     const bound = boxOf(el);
     // A box of a pixel or less is a visually-hidden pattern (sr-only), not content.
     if (el !== body && (bound.width <= 1 || bound.height <= 1)) {

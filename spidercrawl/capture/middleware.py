@@ -47,25 +47,29 @@ _PLAYWRIGHT_LOG_FILTER = _WithoutTraceback()
 class BlockCaptureMiddleware:
     """Adds the browser and the capture script to render requests, unpacks the result.
 
-    Setting ``CAPTURE_MAX_BLOCK_HTML`` (characters, default 65536) caps the innerHTML
-    kept per block, so one huge container cannot blow up an item.
+    ``CAPTURE_MAX_BLOCK_HTML`` (characters, default 65536) caps the innerHTML kept per
+    block and ``CAPTURE_MAX_BLOCKS`` (default 5000) the blocks kept per page, so one
+    pathological page cannot blow up an item.
     """
 
-    def __init__(self, max_block_html: int) -> None:
+    def __init__(self, max_block_html: int, max_blocks: int) -> None:
         self.script = capture_script()
-        self.max_block_html = max_block_html
+        self.options = {"maxHtmlChars": max_block_html, "maxBlocks": max_blocks}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> BlockCaptureMiddleware:
         logging.getLogger("scrapy-playwright").addFilter(_PLAYWRIGHT_LOG_FILTER)
-        return cls(max_block_html=crawler.settings.getint("CAPTURE_MAX_BLOCK_HTML"))
+        return cls(
+            max_block_html=crawler.settings.getint("CAPTURE_MAX_BLOCK_HTML"),
+            max_blocks=crawler.settings.getint("CAPTURE_MAX_BLOCKS"),
+        )
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if not request.meta.get("render") or "playwright_page_methods" in request.meta:
             return None
         request.meta["playwright"] = True
         request.meta["playwright_page_methods"] = [
-            PageMethod("evaluate", self.script, self.max_block_html)
+            PageMethod("evaluate", self.script, self.options)
         ]
         return None
 

@@ -24,6 +24,7 @@ _CAPTURED_FIELDS = (
     "jsonld_types",
     "viewport",
     "hidden_text_chars",
+    "blocks_truncated",
 )
 
 

@@ -244,6 +244,13 @@ class NewsSpider(scrapy.Spider):
         if not item["texts"]:
             stats.inc_value("spidercrawl/pages/no_text_blocks")
             logger.warning("No visible text blocks on %s (empty page?)", response.url)
+        if item.get("blocks_truncated"):
+            stats.inc_value("spidercrawl/pages/blocks_truncated")
+            logger.warning(
+                "%s has more text blocks than CAPTURE_MAX_BLOCKS: kept the first %d",
+                response.url,
+                len(item["texts"]),
+            )
         stats.max_value("spidercrawl/pages/max_blocks", len(item["texts"]))
         rendered = stats.get_value("spidercrawl/pages/rendered")
         if rendered % 25 == 0:
