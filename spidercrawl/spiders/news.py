@@ -96,9 +96,8 @@ class NewsSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
         args = spider._args
-        spider.max_pages = int(args["max_pages"] or settings.getint("NEWS_MAX_PAGES"))
-        depth = args["max_depth"]
-        spider.max_depth = int(depth) if depth is not None else settings.getint("NEWS_MAX_DEPTH")
+        spider.max_pages = _count("max_pages", args["max_pages"], settings.getint("NEWS_MAX_PAGES"))
+        spider.max_depth = _count("max_depth", args["max_depth"], settings.getint("NEWS_MAX_DEPTH"))
         spider.render_mode = (args["render"] or settings.get("NEWS_RENDER")).lower()
         if spider.render_mode not in RENDER_MODES:
             raise ValueError(f"render must be one of {RENDER_MODES}, got {spider.render_mode!r}")
@@ -314,3 +313,16 @@ def _content_type(response: Response) -> str:
     """The response's media type, lower case, without parameters ('' when not sent)."""
     raw = response.headers.get("Content-Type") or b""
     return raw.decode("latin-1").split(";")[0].strip().lower()
+
+
+def _count(name: str, value: str | int | None, default: int) -> int:
+    """A spider argument that must be a whole number >= 0, with a clear error if not."""
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if number < 0:
+        raise ValueError(f"-a {name}= takes a whole number >= 0, got {value!r}")
+    return number
