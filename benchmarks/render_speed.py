@@ -26,11 +26,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from spidercrawl.runner import PROJECT_ROOT, crawl_command  # noqa: E402
+from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot  # noqa: E402
 
-DEMO_SITE = REPO / "demo" / "harbourtimes.example"
 HOST = "harbourtimes.example"
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEMO_SITE = PROJECT_ROOT / "demo" / "harbourtimes.example"  # the bundled demo snapshot
 
 
 def crawl_command(

@@ -14,9 +14,7 @@ import pytest
 from spidercrawl.capture.browser import DEFAULT_BROWSER_PATH
 from spidercrawl.runner import PROJECT_ROOT, crawl_command
 
-REPO = Path(__file__).resolve().parent.parent
-DEMO_SITE = REPO / "demo" / "harbourtimes.example"
-SHARED = REPO.parent / "shared"
+SHARED = PROJECT_ROOT.parent / "shared"
 CHROMIUM = os.environ.get("SPIDERCRAWL_CHROMIUM", DEFAULT_BROWSER_PATH)
 
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import SnapshotRequestHandler, serving
 from spidercrawl.snapshot import SiteSnapshot
-from tests.conftest import DEMO_SITE, run_crawl
+from tests.conftest import run_crawl
 
 pytestmark = pytest.mark.browser
 

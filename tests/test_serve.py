@@ -7,9 +7,10 @@ import urllib.request
 
 import pytest
 
+from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
 from spidercrawl.snapshot import SiteSnapshot, find_site_dirs
-from tests.conftest import DEMO_SITE, SHARED
+from tests.conftest import SHARED
 
 
 def fetch(url: str) -> tuple[int, str, bytes]:

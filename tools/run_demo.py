@@ -19,15 +19,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from spidercrawl.runner import crawl_command  # noqa: E402
+from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
-
-DEMO_SITE = REPO / "demo" / "harbourtimes.example"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=REPO / "output" / "demo-pages.jsonl")
+    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "output" / "demo-pages.jsonl")
     parser.add_argument("--max-pages", type=int, default=0)
     args = parser.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -41,7 +39,7 @@ def main() -> int:
             spider_args={"max_pages": args.max_pages},
         )
         started = time.monotonic()
-        code = subprocess.call(command, cwd=REPO)
+        code = subprocess.call(command, cwd=PROJECT_ROOT)
         elapsed = time.monotonic() - started
     if code != 0:
         print(f"scrapy crawl failed with exit code {code}", file=sys.stderr)

@@ -224,7 +224,6 @@
       entry.links.add(link);
     }
   }
-  page.hidden_text_chars = hiddenChars;
 
   for (const [el, entry] of blocks) {
     if (page.texts.length >= maxBlocks) {
