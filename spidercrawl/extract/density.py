@@ -1,0 +1,284 @@
+"""Content extraction via text density (CETD; Sun, Song & Liao, SIGIR 2011), from the paper.
+
+Per DOM node i of ``<body>`` (scripts, styles, comments and hidden elements removed first):
+
+* ``C_i`` characters (non-whitespace) in its subtree, ``T_i`` tags below it,
+  ``LC_i`` characters inside links, ``LT_i`` link tags (``<a>``, buttons, drop-down lists).
+* Text density ``TD_i = C_i / T_i`` (Definition 1).
+* Composite text density (Definition 2)::
+
+      CTD_i = C_i/T_i * log_{ln(C_i/nLC_i * LC_i + LC_b/C_b * C_i + e)} (C_i/LC_i * T_i/LT_i)
+
+  with ``nLC_i = C_i - LC_i`` and ``b`` the body; every zero denominator counts as 1.
+* ``DensitySum_i`` = the sum of the densities of i's children (Definition 3).
+
+Extraction: the threshold is the smallest density on the path from the node with the
+largest DensitySum up to ``<body>`` (section 4.2). Algorithm 2 walks down from ``<body>``:
+each node whose density reaches the threshold marks the node of largest DensitySum in its
+subtree as content and passes the walk to its children. A marked subtree is content, less
+the descendants whose density falls below the threshold.
+
+Methods: ``cetd-ds`` (TD + DensitySum), ``cectd-ds`` (CTD + DensitySum) and ``cectd-s``
+(CTD + DensitySum over *smoothed* densities: each node's density is averaged with its
+element siblings' (weights 1/4, 1/2, 1/4), so a short paragraph between long ones is kept;
+our reading of the paper's smoothing variant).
+
+Render-aware: elements the browser reported invisible (``data-sc-hidden`` from the capture
+script), and in raw HTML those with ``hidden``, ``aria-hidden="true"`` or an inline
+``display:none``/``visibility:hidden``, are removed before counting: hidden disclaimers
+were a main cause of the paper's errors.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import lxml.html
+
+from spidercrawl.extract.html import UnusableDocumentError, parse_html
+from spidercrawl.extract.structure import (
+    Paragraph,
+    element_paragraphs,
+    paragraphs_html,
+    paragraphs_text,
+)
+
+METHODS = ("cetd-ds", "cectd-ds", "cectd-s")
+DEFAULT_METHOD = "cectd-ds"
+
+# Removed before counting: never visible text.
+INVISIBLE_TAGS = ("script", "style", "noscript", "template", "iframe", "object", "svg", "head")
+LINK_TAGS = frozenset({"a", "button", "select"})
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _chars(text: str | None) -> int:
+    return len(_WHITESPACE.sub("", text)) if text else 0
+
+
+@dataclass(frozen=True)
+class NodeDensity:
+    """The counts and densities of one element (what other components read)."""
+
+    chars: int
+    tags: int
+    link_chars: int
+    link_tags: int
+    text_density: float
+    composite_density: float
+    density_sum: float  # over the densities of the method in use
+
+
+@dataclass
+class DensityResult:
+    """An extraction: text, clean HTML, paragraphs, and the per-node densities behind it."""
+
+    method: str
+    text: str = ""
+    html: str = ""
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    threshold: float = 0.0
+    densities: dict[lxml.html.HtmlElement, NodeDensity] = field(default_factory=dict)
+    reason: str = ""  # why the text is empty; "" when it is not
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.text)
+
+
+def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> None:
+    """Drop elements that never show text (scripts, styles...) and, render-aware, hidden ones."""
+    doomed = list(root.iter(*INVISIBLE_TAGS))
+    if render_aware:
+        for element in root.iter():
+            if not isinstance(element.tag, str):
+                continue
+            attrib = element.attrib
+            if (
+                "data-sc-hidden" in attrib
+                or "hidden" in attrib
+                or attrib.get("aria-hidden") == "true"
+                or _HIDDEN_STYLE.search(attrib.get("style", ""))
+            ):
+                doomed.append(element)
+    for element in doomed:
+        if element.getparent() is not None:
+            element.drop_tree()  # keeps the tail text, which belongs to the parent
+
+
+def _body(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    body = root.find("body") if root.tag == "html" else None
+    if body is None:
+        body = next(root.iter("body"), None)
+    return body if body is not None else root
+
+
+class TextDensity:
+    """Per-node counts and densities of one document body, computed without recursion."""
+
+    def __init__(self, body: lxml.html.HtmlElement) -> None:
+        self.body = body
+        # Pre-order: a parent always comes before its children.
+        self.nodes = [el for el in body.iter() if isinstance(el.tag, str)]
+        self.index = {el: i for i, el in enumerate(self.nodes)}
+        n = len(self.nodes)
+        self.parent = [-1] * n
+        self.children: list[list[int]] = [[] for _ in range(n)]
+        chars, tags, link_chars, link_tags = [0] * n, [0] * n, [0] * n, [0] * n
+        for i, el in enumerate(self.nodes):
+            own = _chars(el.text)
+            for child in el:
+                own += _chars(child.tail)
+                j = self.index.get(child)
+                if j is not None:
+                    self.children[i].append(j)
+                    self.parent[j] = i
+            chars[i] = own
+        for i in range(n - 1, -1, -1):  # reverse pre-order: children before parents
+            is_link = self.nodes[i].tag in LINK_TAGS
+            for j in self.children[i]:
+                chars[i] += chars[j]
+                tags[i] += 1 + tags[j]
+                link_chars[i] += link_chars[j]
+                link_tags[i] += link_tags[j]
+            if is_link:
+                link_chars[i] = chars[i]
+                link_tags[i] += 1
+        self.chars, self.tags, self.link_chars, self.link_tags = chars, tags, link_chars, link_tags
+        self.text_density = [c / (t or 1) for c, t in zip(chars, tags, strict=True)]
+        self.composite_density = [self._composite(i) for i in range(n)]
+
+    def _composite(self, i: int) -> float:
+        c, t, lc, lt = self.chars[i], self.tags[i], self.link_chars[i], self.link_tags[i]
+        if c == 0:
+            return 0.0
+        c_body, lc_body = self.chars[0] or 1, self.link_chars[0]
+        non_link = c - lc
+        base = math.log((c / (non_link or 1)) * lc + (lc_body / c_body) * c + math.e)
+        argument = (c / (lc or 1)) * ((t or 1) / (lt or 1))
+        return (c / (t or 1)) * math.log(argument) / (math.log(base) or 1.0)
+
+    def density_sums(self, density: list[float]) -> list[float]:
+        return [sum(density[j] for j in kids) for kids in self.children]
+
+    def smoothed(self, density: list[float]) -> list[float]:
+        """Each node's density averaged with its element siblings' (1/4, 1/2, 1/4)."""
+        result = list(density)
+        for kids in self.children:
+            for position, j in enumerate(kids):
+                weight, total = 0.5, 0.5 * density[j]
+                if position > 0:
+                    weight, total = weight + 0.25, total + 0.25 * density[kids[position - 1]]
+                if position + 1 < len(kids):
+                    weight, total = weight + 0.25, total + 0.25 * density[kids[position + 1]]
+                result[j] = total / weight
+        return result
+
+
+class DensityExtractor:
+    """The no-training extractor: ``DensityExtractor("cectd-ds").extract(html)``."""
+
+    def __init__(self, method: str = DEFAULT_METHOD, render_aware: bool = True) -> None:
+        if method not in METHODS:
+            raise ValueError(f"unknown text-density method {method!r}; choose from {METHODS}")
+        self.method = method
+        self.render_aware = render_aware
+
+    def extract(self, markup: str | bytes) -> DensityResult:
+        """Extract the main content of one page. Never raises on bad input: see ``reason``."""
+        try:
+            root = parse_html(markup)
+        except UnusableDocumentError as error:
+            return DensityResult(self.method, reason=str(error))
+        return self.extract_tree(root)
+
+    def extract_tree(self, root: lxml.html.HtmlElement) -> DensityResult:
+        """Extract from a parsed document (it is modified: invisible elements are removed)."""
+        remove_invisible(root, self.render_aware)
+        body = _body(root)
+        measure = TextDensity(body)
+        if not measure.chars[0]:
+            return DensityResult(self.method, reason="the page has no visible text")
+        density = measure.text_density if self.method == "cetd-ds" else measure.composite_density
+        if self.method == "cectd-s":
+            density = measure.smoothed(density)
+        density_sum = measure.density_sums(density)
+        threshold = self._threshold(measure, density, density_sum)
+        keep, pass_through = self._mark_content(measure, density, density_sum, threshold)
+        densities = {
+            el: NodeDensity(
+                measure.chars[i],
+                measure.tags[i],
+                measure.link_chars[i],
+                measure.link_tags[i],
+                measure.text_density[i],
+                measure.composite_density[i],
+                density_sum[i],
+            )
+            for i, el in enumerate(measure.nodes)
+        }
+        paragraphs = list(element_paragraphs(body, keep | pass_through, pass_through))
+        result = DensityResult(
+            self.method,
+            text=paragraphs_text(paragraphs),
+            html=paragraphs_html(paragraphs),
+            paragraphs=paragraphs,
+            threshold=threshold,
+            densities=densities,
+        )
+        if not result.text:
+            result.reason = "no node reached the density threshold"
+        return result
+
+    @staticmethod
+    def _threshold(measure: TextDensity, density: list[float], density_sum: list[float]) -> float:
+        """The smallest density on the path from the largest-DensitySum node up to body."""
+        node = max(range(len(density_sum)), key=density_sum.__getitem__)
+        threshold = density[node]
+        while node > 0:
+            node = measure.parent[node]
+            threshold = min(threshold, density[node])
+        return threshold
+
+    @staticmethod
+    def _mark_content(
+        measure: TextDensity, density: list[float], density_sum: list[float], threshold: float
+    ) -> tuple[set[lxml.html.HtmlElement], set[lxml.html.HtmlElement]]:
+        """Algorithm 2, iteratively: the content elements, and the ancestors leading to them."""
+        n = len(density)
+        # For every node, the node of largest DensitySum in its subtree.
+        best = list(range(n))
+        for i in range(n - 1, -1, -1):
+            for j in measure.children[i]:
+                if density_sum[best[j]] > density_sum[best[i]]:
+                    best[i] = best[j]
+        marked: set[int] = set()
+        pending = [0]
+        while pending:
+            i = pending.pop()
+            if density[i] >= threshold:
+                marked.add(best[i])
+                pending.extend(measure.children[i])
+        # A marked subtree is content, less its descendants below the threshold.
+        keep: set[int] = set()
+        for i in range(n):
+            parent = measure.parent[i]
+            inside = i in marked or (parent in keep and parent >= 0)
+            if inside and (i in marked or density[i] >= threshold):
+                keep.add(i)
+        nodes = measure.nodes
+        return {nodes[i] for i in keep}, {nodes[i] for i in _ancestors(measure, keep)}
+
+
+def _ancestors(measure: TextDensity, nodes: set[int]) -> set[int]:
+    """The ancestors of kept nodes must be walked through (their own text is not kept)."""
+    found: set[int] = set()
+    for i in nodes:
+        parent = measure.parent[i]
+        while parent >= 0 and parent not in nodes and parent not in found:
+            found.add(parent)
+            parent = measure.parent[parent]
+    return found

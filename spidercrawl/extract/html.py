@@ -1,0 +1,136 @@
+"""Turn page bytes into an lxml tree that never fails on bad input.
+
+Real pages come mislabelled (UTF-8 declared as latin-1 and the reverse), empty, or nested
+deeper than libxml2 accepts (it silently drops everything below depth 2048, text included).
+Every extractor reads HTML through :func:`parse_html`, so each of these is handled once.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import logging
+import re
+
+import lxml.etree
+import lxml.html
+from w3lib.encoding import html_to_unicode
+
+logger = logging.getLogger(__name__)
+
+MAX_DEPTH = 512  # Chromium's own limit on DOM depth; deeper start tags are flattened
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_VOID_TAGS = frozenset(
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    ]
+)
+
+
+class UnusableDocumentError(ValueError):
+    """The input holds no HTML document at all (empty, or only comments and whitespace)."""
+
+
+def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]:
+    """The page's text and the encoding used: valid UTF-8 wins over what the page declares.
+
+    Pages often declare latin-1 while being UTF-8; a declared UTF-8 page with invalid bytes
+    is decoded by its header/meta charset or, failing that, as windows-1252.
+    """
+    try:
+        return body.decode("utf-8").removeprefix("\ufeff"), "utf-8"
+    except UnicodeDecodeError:
+        encoding, text = html_to_unicode(content_type, body, default_encoding="cp1252")
+        if encoding in {"utf-8", "utf8"}:  # declared UTF-8 but is not
+            return body.decode("cp1252", errors="replace"), "cp1252"
+        return text, encoding
+
+
+def _new_parser() -> lxml.html.HTMLParser:
+    return lxml.html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+
+
+def parse_html(markup: str | bytes, content_type: str | None = None) -> lxml.html.HtmlElement:
+    """The document's root element, from bytes (decoded as :func:`decode_html`) or text.
+
+    Raises :class:`UnusableDocumentError` when there is nothing to parse.
+    """
+    text = decode_html(markup, content_type)[0] if isinstance(markup, bytes) else markup
+    text = _XML_DECLARATION.sub("", text, count=1).replace("\x00", "")
+    if not text.strip():
+        raise UnusableDocumentError("empty document")
+    parser = _new_parser()
+    try:
+        root = lxml.html.document_fromstring(text, parser=parser)
+    except (lxml.etree.ParserError, ValueError) as error:
+        raise UnusableDocumentError(f"no HTML document: {error}") from error
+    if any("Excessive depth" in entry.message for entry in parser.error_log):
+        logger.info("Document nested deeper than libxml2 allows; flattened at depth %d", MAX_DEPTH)
+        root = _parse_depth_capped(text)
+    return root
+
+
+class _DepthCappedBuilder(html.parser.HTMLParser):
+    """A forgiving tokenizer that builds a tree no deeper than MAX_DEPTH (text always kept)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = lxml.html.Element("html")
+        self.stack: list[lxml.html.HtmlElement] = [self.root]
+        self.ignored_opens = 0
+
+    def _append_text(self, data: str) -> None:
+        parent = self.stack[-1]
+        if len(parent):
+            parent[-1].tail = (parent[-1].tail or "") + data
+        else:
+            parent.text = (parent.text or "") + data
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "html":
+            return
+        if len(self.stack) >= MAX_DEPTH and tag not in _VOID_TAGS:
+            self.ignored_opens += 1
+            return
+        element = lxml.etree.SubElement(self.stack[-1], tag)
+        for name, value in attrs:
+            try:
+                element.set(name, value or "")
+            except ValueError:  # an attribute name lxml refuses
+                continue
+        if tag not in _VOID_TAGS:
+            self.stack.append(element)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.ignored_opens and tag not in _VOID_TAGS:
+            self.ignored_opens -= 1
+            return
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag == tag:
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self._append_text(data)
+
+
+def _parse_depth_capped(text: str) -> lxml.html.HtmlElement:
+    builder = _DepthCappedBuilder()
+    builder.feed(text)
+    builder.close()
+    # Round-trip through lxml so the result is an ordinary HtmlElement tree with a <body>.
+    flat = lxml.etree.tostring(builder.root, encoding="unicode", method="html")
+    parser = _new_parser()
+    return lxml.html.document_fromstring(flat, parser=parser)
