@@ -1,0 +1,99 @@
+"""The extractors the evaluation can run, by name: ours and peers.
+
+A *page method* turns one page's HTML bytes into text, with no other input; the evaluation
+runs those in parallel worker processes. Peers are optional: one that is not installed is
+skipped with a note (they are benchmark-only, see ``requirements-bench.txt``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+
+from spidercrawl.extract.density import METHODS as DENSITY_METHODS
+from spidercrawl.extract.density import DensityExtractor
+
+PageExtractor = Callable[[bytes], str]
+
+
+class MethodUnavailableError(LookupError):
+    """The method cannot run here (unknown name, or a peer library not installed)."""
+
+
+def _density(method: str) -> PageExtractor:
+    extractor = DensityExtractor(method)
+    return lambda html: extractor.extract(html).text
+
+
+def _trafilatura() -> PageExtractor:
+    import trafilatura
+
+    return lambda html: trafilatura.extract(html, include_comments=False) or ""
+
+
+def _readability() -> PageExtractor:
+    import lxml.html
+    from readability import Document
+
+    from spidercrawl.extract.html import decode_html
+
+    def extract(html: bytes) -> str:
+        summary = Document(decode_html(html)[0]).summary(html_partial=True)
+        return lxml.html.fromstring(summary).text_content() if summary.strip() else ""
+
+    return extract
+
+
+def _justext() -> PageExtractor:
+    import justext
+
+    stoplist = justext.get_stoplist("English")  # the datasets here are English
+
+    def extract(html: bytes) -> str:
+        paragraphs = justext.justext(html, stoplist)
+        return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+    return extract
+
+
+def _boilerpy3() -> PageExtractor:
+    from boilerpy3 import extractors
+
+    from spidercrawl.extract.html import decode_html
+
+    extractor = extractors.ArticleExtractor(raise_on_failure=False)
+    return lambda html: extractor.get_content(decode_html(html)[0]) or ""
+
+
+# name -> (module that must be importable, factory)
+_PAGE_METHODS: dict[str, tuple[str | None, Callable[[], PageExtractor]]] = {
+    "cetd": (None, lambda: _density("cectd-ds")),
+    **{name: (None, lambda name=name: _density(name)) for name in DENSITY_METHODS},
+    "trafilatura": ("trafilatura", _trafilatura),
+    "readability-lxml": ("readability", _readability),
+    "justext": ("justext", _justext),
+    "boilerpy3": ("boilerpy3", _boilerpy3),
+}
+PEERS = ("trafilatura", "readability-lxml", "justext", "boilerpy3")
+# Methods that need a whole site (a crawl and a model), run by the site-method runner.
+SITE_METHODS = ("learned", "unseen", "rules")
+
+
+def page_method_names() -> list[str]:
+    return list(_PAGE_METHODS)
+
+
+def check_page_method(name: str) -> None:
+    """Raise :class:`MethodUnavailableError` with the reason if ``name`` cannot run here."""
+    if name not in _PAGE_METHODS:
+        raise MethodUnavailableError(f"unknown method {name!r}")
+    module = _PAGE_METHODS[name][0]
+    if module and importlib.util.find_spec(module) is None:
+        raise MethodUnavailableError(
+            f"{name} is not installed (pip install -r requirements-bench.txt)"
+        )
+
+
+def page_extractor(name: str) -> PageExtractor:
+    check_page_method(name)
+    return _PAGE_METHODS[name][1]()

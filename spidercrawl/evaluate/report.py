@@ -1,0 +1,198 @@
+"""Aggregate page records into ``summary.json``, ``pages.csv``, text tables and plots."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import statistics
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from spidercrawl.evaluate.metrics import SPECIAL_CASES
+from spidercrawl.evaluate.runner import PageRecord
+
+# Beyond the four cases of seed 002: the method raised, or the page has no gold text.
+ALL_CASES = (*SPECIAL_CASES, "error", "no_gold")
+# What a special case counts as in ``f1_all_pages`` (the mean that leaves nothing out).
+_CASE_F1 = {"both_empty": 1.0}
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def aggregate(records: Iterable[PageRecord]) -> dict[str, object]:
+    """Means over ordinary pages; special cases counted apart (seed 002)."""
+    records = list(records)
+    scored = [r for r in records if not r.special_case]
+    with_gold = [r for r in records if r.special_case != "no_gold"]
+    timed = [r for r in with_gold if not r.error]
+    seconds = sum(r.seconds for r in timed)
+    cases = Counter(r.special_case for r in records if r.special_case)
+    return {
+        "pages": len(scored),
+        "precision": _mean([r.precision for r in scored]),
+        "recall": _mean([r.recall for r in scored]),
+        "f1": _mean([r.f1 for r in scored]),
+        "f1_median": round(statistics.median(r.f1 for r in scored), 4) if scored else None,
+        "cleaneval": _mean([r.cleaneval for r in scored]),
+        "f1_difflib": _mean([r.f1_difflib for r in scored]),
+        "f1_all_pages": _mean(
+            [_CASE_F1.get(r.special_case, 0.0) if r.special_case else r.f1 for r in with_gold]
+        ),
+        "pages_per_s": round(len(timed) / seconds, 2) if seconds else None,
+        "special_cases": {case: cases.get(case, 0) for case in ALL_CASES},
+    }
+
+
+def summarize(
+    records: list[PageRecord], skipped: Mapping[str, str], run: Mapping[str, object]
+) -> dict[str, object]:
+    """The ``summary.json`` document: per method, per dataset, per site."""
+    datasets = {r.dataset for r in records}
+    by_method: dict[str, list[PageRecord]] = defaultdict(list)
+    by_dataset: dict[str, dict[str, list[PageRecord]]] = defaultdict(lambda: defaultdict(list))
+    by_site: dict[str, dict[str, list[PageRecord]]] = defaultdict(lambda: defaultdict(list))
+    for record in records:
+        site_key = record.site if len(datasets) == 1 else f"{record.dataset}/{record.site}"
+        by_method[record.method].append(record)
+        by_dataset[record.dataset][record.method].append(record)
+        by_site[site_key][record.method].append(record)
+
+    def nested(groups: Mapping[str, Mapping[str, list[PageRecord]]]) -> dict:
+        return {
+            key: {method: aggregate(rows) for method, rows in sorted(methods.items())}
+            for key, methods in sorted(groups.items())
+        }
+
+    return {
+        "methods": {method: aggregate(rows) for method, rows in by_method.items()},
+        "datasets": nested(by_dataset),
+        "sites": nested(by_site),
+        "skipped": dict(skipped),
+        "run": dict(run),
+    }
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a file so that a crash never leaves half of it behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as f:
+        f.write(text)
+    os.replace(f.name, path)
+
+
+def write_summary(path: Path, summary: Mapping[str, object]) -> None:
+    write_atomically(path, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_pages_csv(path: Path, records: Iterable[PageRecord]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=PageRecord.columns())
+        writer.writeheader()
+        for record in records:
+            row = record.as_dict()
+            row.update({k: round(v, 4) for k, v in row.items() if isinstance(v, float)})
+            writer.writerow(row)
+
+
+def _fmt(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def method_table(title: str, rows: Mapping[str, Mapping[str, object]]) -> str:
+    """Rows: methods; columns: P, R, F1 mean and median, CleanEval, special cases, pages/s."""
+    header = [
+        "method", "pages", "P", "R", "F1", "F1 med", "CleanEval", "F1 all",
+        "r-empty", "g-empty", "both-empty", "no-overlap", "errors", "pages/s",
+    ]  # fmt: skip
+    lines = [f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    ranked = sorted(rows.items(), key=lambda item: -(item[1].get("f1") or 0.0))
+    for method, agg in ranked:
+        cases = agg["special_cases"]
+        cells = [
+            method, agg["pages"], agg["precision"], agg["recall"], agg["f1"], agg["f1_median"],
+            agg["cleaneval"], agg["f1_all_pages"], cases["retrieved_empty"], cases["gold_empty"],
+            cases["both_empty"], cases["no_overlap"], cases["error"], agg["pages_per_s"],
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def dataset_table(summary: Mapping[str, object], measure: str = "f1") -> str:
+    """The paper's Table 4 shape: one row per method, one column per dataset, plus the mean."""
+    datasets: Mapping[str, Mapping[str, Mapping[str, object]]] = summary["datasets"]  # type: ignore[assignment]
+    names = sorted(datasets)
+    methods = sorted({m for rows in datasets.values() for m in rows})
+    lines = [
+        f"## {measure} by dataset",
+        "",
+        "| method | " + " | ".join(names) + " | mean |",
+        "|" + "---|" * (len(names) + 2),
+    ]
+    table = []
+    for method in methods:
+        values = [datasets[d].get(method, {}).get(measure) for d in names]
+        present = [v for v in values if v is not None]
+        mean = statistics.fmean(present) if len(present) == len(names) else None
+        table.append((mean if mean is not None else -1.0, method, values, mean))
+    for _, method, values, mean in sorted(table, key=lambda row: -row[0]):
+        lines.append(f"| {method} | " + " | ".join(_fmt(v) for v in values) + f" | {_fmt(mean)} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_f1_distribution(path: Path, records: list[PageRecord]) -> None:
+    """Per-page F1 per method, one panel per dataset (box plots, as seed 002 shows)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    datasets = sorted({r.dataset for r in records})
+    methods = sorted({r.method for r in records})
+    figure, axes = plt.subplots(
+        1, len(datasets), figsize=(max(6, 1.1 * len(methods)) * len(datasets), 5), squeeze=False
+    )
+    for axis, dataset in zip(axes[0], datasets, strict=True):
+        series = [
+            [r.f1 for r in records if r.dataset == dataset and r.method == m and not r.special_case]
+            for m in methods
+        ]
+        axis.boxplot(series, showmeans=True)
+        axis.set_xticks(range(1, len(methods) + 1), methods, rotation=30, ha="right")
+        axis.set_ylim(0, 1.02)
+        axis.set_title(f"{dataset}: per-page F1")
+        axis.grid(axis="y", alpha=0.3)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def plot_learning_curve(path: Path, curve: Mapping[int, float | None]) -> None:
+    """F1 of the learned method against the number of training pages."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = sorted((n, f1) for n, f1 in curve.items() if f1 is not None)
+    if not points:
+        return
+    figure, axis = plt.subplots(figsize=(6, 4))
+    axis.plot([n for n, _ in points], [f1 for _, f1 in points], marker="o")
+    axis.set_xlabel("training pages per site")
+    axis.set_ylabel("mean F1 on held-out pages")
+    axis.set_ylim(0, 1.02)
+    axis.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

@@ -1,0 +1,180 @@
+"""Run extraction methods over annotated site snapshots and score every page.
+
+Page methods run in a pool of worker processes (``jobs``); each worker extracts and scores
+its pages, so the parent only collects records. The time a method spends extracting a page
+is measured inside the worker, which makes ``pages_per_s`` a single-process figure that
+does not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from spidercrawl.evaluate.methods import PageExtractor, page_extractor
+from spidercrawl.evaluate.metrics import PageScore, score_text
+from spidercrawl.snapshot import SiteSnapshot, find_site_dirs
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PageTask:
+    """One page of one site to extract with one method."""
+
+    method: str
+    dataset: str
+    site: str
+    page_id: str
+    html_path: str
+    gold_path: str
+
+
+@dataclass
+class PageRecord:
+    """The outcome for one page and one method: a row of ``pages.csv``."""
+
+    dataset: str
+    site: str
+    page_id: str
+    method: str
+    retrieved_tokens: int = 0
+    gold_tokens: int = 0
+    precision: float = 0.0
+    recall: float = 0.0
+    f1: float = 0.0
+    cleaneval: float = 0.0
+    precision_difflib: float = 0.0
+    recall_difflib: float = 0.0
+    f1_difflib: float = 0.0
+    special_case: str = ""
+    seconds: float = 0.0
+    error: str = ""
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def apply(self, score: PageScore) -> PageRecord:
+        for name, value in score.as_dict().items():
+            setattr(self, name, value)
+        return self
+
+
+def read_gold(path: Path) -> str | None:
+    """The gold text (UTF-8, else windows-1252), or None when the page has none."""
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        logger.info("Gold file %s is not UTF-8; read as windows-1252", path)
+        return data.decode("cp1252", errors="replace")
+
+
+@dataclass(frozen=True)
+class EvaluationSite:
+    dataset: str
+    snapshot: SiteSnapshot
+
+    @property
+    def key(self) -> str:
+        return f"{self.dataset}/{self.snapshot.host}"
+
+
+def find_sites(dataset_dir: Path, only: Iterable[str] = ()) -> list[EvaluationSite]:
+    """The sites under DATASET_DIR (one dataset, or a folder of datasets), maybe filtered."""
+    wanted = set(only)
+    sites = []
+    for site_dir in find_site_dirs(Path(dataset_dir)):
+        if wanted and site_dir.name not in wanted:
+            continue
+        sites.append(EvaluationSite(site_dir.parent.name, SiteSnapshot(site_dir)))
+    return sites
+
+
+def page_tasks(method: str, sites: Iterable[EvaluationSite]) -> list[PageTask]:
+    return [
+        PageTask(
+            method,
+            site.dataset,
+            site.snapshot.host,
+            page_id,
+            str(site.snapshot.root / "pages" / f"{page_id}.html"),
+            str(site.snapshot.gold_path(page_id)),
+        )
+        for site in sites
+        for page_id in site.snapshot.page_ids
+    ]
+
+
+_extractors: dict[str, PageExtractor] = {}  # per worker process
+
+
+def run_page_task(task: PageTask) -> PageRecord:
+    """Extract and score one page; every failure becomes a field of the record."""
+    record = PageRecord(task.dataset, task.site, task.page_id, task.method)
+    gold = read_gold(Path(task.gold_path))
+    if gold is None:
+        record.special_case = "no_gold"
+        return record
+    try:
+        html = Path(task.html_path).read_bytes()
+        extractor = _extractors.get(task.method)
+        if extractor is None:
+            extractor = _extractors[task.method] = page_extractor(task.method)
+        started = time.perf_counter()
+        text = extractor(html)
+        record.seconds = time.perf_counter() - started
+    except Exception as error:  # a method that raises is a result to report, not a crash
+        record.error = f"{type(error).__name__}: {error}"[:300]
+        record.special_case = "error"
+        return record
+    return record.apply(score_text(text or "", gold))
+
+
+class Progress:
+    """A log line every few seconds: how far a method has got and how fast."""
+
+    def __init__(self, label: str, total: int, every_s: float = 5.0) -> None:
+        self.label, self.total, self.every_s = label, total, every_s
+        self.done = 0
+        self.started = self.last = time.monotonic()
+
+    def step(self) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last >= self.every_s or self.done == self.total:
+            self.last = now
+            rate = self.done / max(now - self.started, 1e-9)
+            logger.info("%s: %d/%d pages (%.1f pages/s)", self.label, self.done, self.total, rate)
+
+
+def run_page_method(
+    method: str,
+    sites: list[EvaluationSite],
+    jobs: int | None = None,
+) -> Iterator[PageRecord]:
+    """Run one page method over all pages of ``sites`` on ``jobs`` processes."""
+    tasks = page_tasks(method, sites)
+    progress = Progress(method, len(tasks))
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        results: Iterable[PageRecord] = map(run_page_task, tasks)
+        for record in results:
+            progress.step()
+            yield record
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for record in pool.map(run_page_task, tasks, chunksize=4):
+            progress.step()
+            yield record
