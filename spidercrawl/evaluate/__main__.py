@@ -61,7 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    # Our progress at INFO; peers' own chatter (per-page parser warnings) only when it is an error.
+    logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("spidercrawl").setLevel(logging.INFO)
     args = parse_args(argv)
     sites = find_sites(args.dataset_dir, args.sites)
     if not sites:

@@ -20,9 +20,27 @@ class MethodUnavailableError(LookupError):
     """The method cannot run here (unknown name, or a peer library not installed)."""
 
 
-def _density(method: str) -> PageExtractor:
-    extractor = DensityExtractor(method)
+def _density(method: str | None) -> PageExtractor:
+    """A text-density method by its paper name, or spidercrawl's own setting (None)."""
+    extractor = DensityExtractor.product() if method is None else DensityExtractor(method)
     return lambda html: extractor.extract(html).text
+
+
+def _fulltext() -> PageExtractor:
+    """All visible text of the page: the baseline that shows how much boilerplate there is."""
+    from spidercrawl.extract.density import remove_invisible
+    from spidercrawl.extract.html import UnusableDocumentError, parse_html
+    from spidercrawl.extract.structure import element_paragraphs, paragraphs_text
+
+    def extract(html: bytes) -> str:
+        try:
+            root = parse_html(html)
+        except UnusableDocumentError:
+            return ""
+        remove_invisible(root)
+        return paragraphs_text(element_paragraphs(root))
+
+    return extract
 
 
 def _trafilatura() -> PageExtractor:
@@ -67,8 +85,9 @@ def _boilerpy3() -> PageExtractor:
 
 # name -> (module that must be importable, factory)
 _PAGE_METHODS: dict[str, tuple[str | None, Callable[[], PageExtractor]]] = {
-    "cetd": (None, lambda: _density("cectd-ds")),
+    "cetd": (None, lambda: _density(None)),
     **{name: (None, lambda name=name: _density(name)) for name in DENSITY_METHODS},
+    "fulltext": (None, _fulltext),
     "trafilatura": ("trafilatura", _trafilatura),
     "readability-lxml": ("readability", _readability),
     "justext": ("justext", _justext),

@@ -62,6 +62,46 @@ BLOCK_TAGS = frozenset(
     ]
 )
 
+# Elements that flow inside a paragraph: judged with their paragraph, never on their own.
+INLINE_TAGS = frozenset(
+    [
+        "a",
+        "abbr",
+        "acronym",
+        "b",
+        "bdi",
+        "bdo",
+        "big",
+        "cite",
+        "code",
+        "data",
+        "del",
+        "dfn",
+        "em",
+        "font",
+        "i",
+        "img",
+        "ins",
+        "kbd",
+        "label",
+        "mark",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strike",
+        "strong",
+        "sub",
+        "sup",
+        "time",
+        "tt",
+        "u",
+        "var",
+        "wbr",
+    ]
+)
+
 
 @dataclass(frozen=True)
 class Paragraph:

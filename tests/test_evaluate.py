@@ -1,0 +1,106 @@
+"""The evaluation command on tiny handmade snapshots whose scores are known by hand."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.runner import PROJECT_ROOT
+
+# page id -> (page body text, gold text or None for "no gold file")
+PAGES = {
+    "perfect": ("alpha beta gamma delta", "alpha beta gamma delta"),
+    "half": ("alpha beta gamma delta", "alpha beta"),
+    "disjoint": ("xray yankee", "alpha beta"),
+    "empty": ("", "alpha beta"),
+    "cjk": ("北京欢迎你", "北京欢迎"),
+    "nogold": ("alpha", None),
+}
+
+
+def make_snapshot(root: Path) -> Path:
+    site = root / "tiny" / "example.test"
+    (site / "pages").mkdir(parents=True)
+    (site / "gold").mkdir()
+    lines = []
+    for page_id, (body, gold) in PAGES.items():
+        html = f"<html><head><meta charset='utf-8'></head><body><p>{body}</p></body></html>"
+        (site / "pages" / f"{page_id}.html").write_text(html, "utf-8")
+        if gold is not None:
+            (site / "gold" / f"{page_id}.txt").write_text(gold, "utf-8")
+        lines.append(f"{page_id}\thttp://example.test/{page_id}.html")
+    (site / "index.tsv").write_text("\n".join(lines) + "\n", "utf-8")
+    return root / "tiny"
+
+
+def evaluate(dataset: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "spidercrawl.evaluate", str(dataset), "--out", str(out)]
+    return subprocess.run(
+        [*command, *extra], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    root = tmp_path_factory.mktemp("evaluate")
+    out = root / "out"
+    proc = evaluate(make_snapshot(root), out, "--methods", "fulltext,nosuch,learned", "--jobs", "2")
+    return out, proc
+
+
+def test_scores_known_by_hand(result: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, proc = result
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["page_id"]: row for row in csv.DictReader((out / "pages.csv").open())}
+    assert float(rows["perfect"]["f1"]) == 1.0
+    assert float(rows["half"]["precision"]) == 0.5
+    assert float(rows["half"]["recall"]) == 1.0
+    assert float(rows["cjk"]["precision"]) == 0.8  # four of five characters
+    assert rows["disjoint"]["special_case"] == "no_overlap"
+    assert rows["empty"]["special_case"] == "retrieved_empty"
+    assert rows["nogold"]["special_case"] == "no_gold"
+
+
+def test_summary_schema_and_means(result: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, _ = result
+    summary = json.loads((out / "summary.json").read_text())
+    fulltext = summary["methods"]["fulltext"]
+    assert fulltext["pages"] == 3  # the special cases stay out of the means
+    assert fulltext["precision"] == pytest.approx((1 + 0.5 + 0.8) / 3, abs=1e-4)
+    assert fulltext["special_cases"]["no_overlap"] == 1
+    assert fulltext["special_cases"]["retrieved_empty"] == 1
+    for key in ("recall", "f1", "f1_median", "cleaneval", "pages_per_s"):
+        assert fulltext[key] is not None
+    assert summary["sites"]["example.test"]["fulltext"]["pages"] == 3
+    assert "nosuch" in summary["skipped"] and "learned" in summary["skipped"]
+
+
+def test_outputs_for_people(result: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, proc = result
+    assert "| fulltext |" in proc.stdout
+    assert (out / "f1_distribution.png").stat().st_size > 1000
+    assert "Skipping nosuch: unknown method" in proc.stderr
+    assert "fulltext: 6/6 pages" in proc.stderr  # progress
+
+
+def test_a_method_that_fails_is_reported_per_page(tmp_path: Path) -> None:
+    dataset = make_snapshot(tmp_path)
+    (dataset / "example.test" / "pages" / "perfect.html").write_bytes(b"")  # unreadable
+    (dataset / "example.test" / "gold" / "half.txt").write_bytes("alpha béta".encode("cp1252"))
+    out = tmp_path / "out"
+    proc = evaluate(dataset, out, "--methods", "cetd", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["page_id"]: row for row in csv.DictReader((out / "pages.csv").open())}
+    assert rows["perfect"]["special_case"] == "retrieved_empty"
+    assert int(rows["half"]["gold_tokens"]) == 2
+
+
+def test_no_snapshot_is_a_clear_error(tmp_path: Path) -> None:
+    proc = evaluate(tmp_path, tmp_path / "out")
+    assert proc.returncode == 2
+    assert "No site snapshots" in proc.stderr
