@@ -12,18 +12,29 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from spidercrawl.evaluate import report
+from spidercrawl.evaluate.crawl import crawl_snapshot
 from spidercrawl.evaluate.methods import (
     SITE_METHODS,
     MethodUnavailableError,
     check_page_method,
+    check_site_method,
     page_method_names,
 )
-from spidercrawl.evaluate.runner import PageRecord, find_sites, run_page_method
+from spidercrawl.evaluate.runner import (
+    EvaluationSite,
+    PageRecord,
+    Progress,
+    find_sites,
+    run_page_method,
+)
+from spidercrawl.evaluate.site_methods import SiteJob, merge_curves, run_site_job
 
 logger = logging.getLogger("spidercrawl.evaluate")
 
@@ -52,12 +63,62 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)"
     )
+    parser.add_argument(
+        "--crawl-cache",
+        type=Path,
+        default=None,
+        help="where crawled page items are kept between runs (default: OUT_DIR/crawl)",
+    )
+    parser.add_argument(
+        "--models", type=Path, default=None, help="unseen: the cross-site model folder"
+    )
     args = parser.parse_args(argv)
     if not args.dataset_dir.is_dir():
         parser.error(f"{args.dataset_dir} is not a folder")
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     return args
+
+
+def run_site_method(
+    method: str, sites: list[EvaluationSite], args: argparse.Namespace
+) -> dict[str, object]:
+    """Crawl the sites (cached), then evaluate ``method`` on them, sites in parallel."""
+    cache = args.crawl_cache or args.out / "crawl"
+    jobs = []
+    for number, site in enumerate(sites, 1):
+        logger.info("Crawling %s (%d/%d)", site.key, number, len(sites))
+        try:
+            pages = crawl_snapshot(
+                site.snapshot, cache / site.dataset / f"{site.snapshot.host}.jsonl"
+            )
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
+            logger.error("Crawl of %s failed: %s", site.key, error)
+            pages = {}
+        jobs.append(
+            SiteJob(
+                method,
+                site.dataset,
+                site.snapshot.host,
+                str(site.snapshot.root),
+                pages,
+                site.snapshot.page_ids,
+                folds=args.folds,
+                train_pages=args.train_pages,
+                model_dir=str(args.models) if args.models else None,
+            )
+        )
+    progress = Progress(f"{method} (sites)", len(jobs), every_s=10)
+    outcomes = []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for outcome in pool.map(run_site_job, jobs):
+            progress.step()
+            outcomes.append(outcome)
+    result: dict[str, object] = {"records": [r for o in outcomes for r in o.records]}
+    if method == "learned":
+        result["learning_curve"] = merge_curves(outcomes)
+        result["learning"] = [point for o in outcomes for point in o.learning]
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,11 +135,21 @@ def main(argv: list[str] | None = None) -> int:
 
     skipped: dict[str, str] = {}
     records: list[PageRecord] = []
+    extra: dict[str, object] = {}
     started = time.monotonic()
     for method in args.methods:
         if method in SITE_METHODS:
-            skipped[method] = "site methods are not available in this version yet"
-            logger.warning("Skipping %s: %s", method, skipped[method])
+            try:
+                check_site_method(method, args.models)
+            except MethodUnavailableError as error:
+                skipped[method] = str(error)
+                logger.warning("Skipping %s: %s", method, error)
+                continue
+            method_started = time.monotonic()
+            outcome = run_site_method(method, sites, args)
+            records.extend(outcome.pop("records"))
+            extra.update(outcome)
+            logger.info("%s done in %.1f s", method, time.monotonic() - method_started)
             continue
         try:
             check_page_method(method)
@@ -99,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.monotonic() - started, 1),
     }
     summary = report.summarize(records, skipped, run)
+    summary.update(extra)
     args.out.mkdir(parents=True, exist_ok=True)
     report.write_summary(args.out / "summary.json", summary)
     report.write_pages_csv(args.out / "pages.csv", records)
@@ -111,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     report.write_atomically(args.out / "report.md", text)
     if records:
         report.plot_f1_distribution(args.out / "f1_distribution.png", records)
+    if "learning_curve" in extra:
+        curve = {n: point["f1"] for n, point in extra["learning_curve"].items()}
+        report.plot_learning_curve(args.out / "learning_curve.png", curve)
+        tables.append(report.curve_table(extra["learning_curve"]))
+        text = "\n".join(tables)
+        report.write_atomically(args.out / "report.md", text)
     sys.stdout.write(text)
     logger.info("Results in %s (%.1f s)", args.out, time.monotonic() - started)
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 
 from spidercrawl.extract.density import METHODS as DENSITY_METHODS
 from spidercrawl.extract.density import DensityExtractor
@@ -111,6 +112,19 @@ def check_page_method(name: str) -> None:
         raise MethodUnavailableError(
             f"{name} is not installed (pip install -r requirements-bench.txt)"
         )
+
+
+def check_site_method(name: str, models: Path | None = None) -> None:
+    """Raise :class:`MethodUnavailableError` if the site method ``name`` cannot run here."""
+    if name == "rules":
+        raise MethodUnavailableError("rules are not built yet (extraction rules issue)")
+    if name == "unseen":
+        from spidercrawl.extract.unseen import UnseenExtractor
+
+        if not UnseenExtractor.available(models):
+            raise MethodUnavailableError(
+                "no cross-site model: build it with python -m spidercrawl.learn.cross_site"
+            )
 
 
 def page_extractor(name: str) -> PageExtractor:

@@ -196,3 +196,11 @@ def plot_learning_curve(path: Path, curve: Mapping[int, float | None]) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
+
+
+def curve_table(curve: Mapping[int, Mapping[str, object]]) -> str:
+    """The learning curve of ``learned``: mean held-out F1 per number of training pages."""
+    lines = ["## learned: F1 against training pages", "", "| N | sites | F1 |", "|---|---|---|"]
+    for n, point in sorted(curve.items()):
+        lines.append(f"| {n} | {point['sites']} | {_fmt(point['f1'])} |")
+    return "\n".join(lines) + "\n"

@@ -55,6 +55,7 @@ class PageRecord:
     special_case: str = ""
     seconds: float = 0.0
     error: str = ""
+    note: str = ""  # how the text was obtained when it matters (fallback, training pages)
 
     @classmethod
     def columns(cls) -> list[str]:
@@ -120,13 +121,20 @@ def page_tasks(method: str, sites: Iterable[EvaluationSite]) -> list[PageTask]:
 _extractors: dict[str, PageExtractor] = {}  # per worker process
 
 
+def score_record(record: PageRecord, text: str | None, gold: str | None) -> PageRecord:
+    """Fill a record with the scores of ``text`` against ``gold`` (None: no gold file)."""
+    if gold is None:
+        record.special_case = "no_gold"
+        return record
+    return record.apply(score_text(text or "", gold))
+
+
 def run_page_task(task: PageTask) -> PageRecord:
     """Extract and score one page; every failure becomes a field of the record."""
     record = PageRecord(task.dataset, task.site, task.page_id, task.method)
     gold = read_gold(Path(task.gold_path))
     if gold is None:
-        record.special_case = "no_gold"
-        return record
+        return score_record(record, None, None)
     try:
         html = Path(task.html_path).read_bytes()
         extractor = _extractors.get(task.method)
@@ -139,7 +147,7 @@ def run_page_task(task: PageTask) -> PageRecord:
         record.error = f"{type(error).__name__}: {error}"[:300]
         record.special_case = "error"
         return record
-    return record.apply(score_text(text or "", gold))
+    return score_record(record, text, gold)
 
 
 class Progress:

@@ -90,6 +90,7 @@ class DensityResult:
     paragraphs: list[Paragraph] = field(default_factory=list)
     threshold: float = 0.0
     densities: dict[lxml.html.HtmlElement, NodeDensity] = field(default_factory=dict)
+    content: set[lxml.html.HtmlElement] = field(default_factory=set)  # elements kept
     reason: str = ""  # why the text is empty; "" when it is not
 
     @property
@@ -251,6 +252,7 @@ class DensityExtractor:
             paragraphs=paragraphs,
             threshold=threshold,
             densities=densities,
+            content=keep,
         )
         if not result.text:
             result.reason = "no node reached the density threshold"

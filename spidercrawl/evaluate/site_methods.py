@@ -1,0 +1,188 @@
+"""Methods that need a whole crawled site: ``learned`` and ``unseen``.
+
+``learned`` is spidercrawl on a site it knows: the snapshot is crawled with the real
+``scrapy crawl news`` (see :mod:`spidercrawl.evaluate.crawl`), a :class:`SiteModel` is
+learned from some pages without labels, and the other pages are extracted and scored.
+With ``folds`` K every page is scored once by a model that did not see it; with
+``train_pages`` N the model learns from N pages and the rest are scored. The learning curve
+(N = 2, 5, 10, 20, test on the rest) is measured alongside.
+
+``unseen`` is spidercrawl on a site it has no model for: the shipped cross-site model and
+text density, page by page (:mod:`spidercrawl.extract.unseen`).
+
+Sites are independent, so they run in parallel worker processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
+from spidercrawl.extract.article import cold_start_extraction, learned_extraction
+from spidercrawl.learn.model import SiteModel
+
+logger = logging.getLogger(__name__)
+
+LEARNING_CURVE = (2, 5, 10, 20)
+DEFAULT_FOLDS = 4
+CURVE = True
+SEED = 20261123
+
+
+@dataclass
+class SiteJob:
+    """One site to evaluate with one site method."""
+
+    method: str
+    dataset: str
+    site: str
+    site_root: str
+    pages: dict[str, dict[str, Any]]  # page ID -> crawled page item
+    page_ids: list[str]  # every page of the snapshot, rendered or not
+    folds: int | None = None
+    train_pages: int | None = None
+    model_dir: str | None = None
+
+
+@dataclass
+class SiteOutcome:
+    records: list[PageRecord] = field(default_factory=list)
+    curve: dict[int, list[float]] = field(default_factory=dict)  # N -> held-out page F1s
+    learning: list[dict[str, float]] = field(default_factory=list)  # pages, seconds, MiB
+
+
+def _gold(job: SiteJob, page_id: str) -> str | None:
+    return read_gold(Path(job.site_root) / "gold" / f"{page_id}.txt")
+
+
+def _shuffled(ids: Sequence[str]) -> list[str]:
+    ids = sorted(ids)
+    random.Random(SEED).shuffle(ids)
+    return ids
+
+
+def _score_with(
+    job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
+) -> list[PageRecord]:
+    records = []
+    for page_id in test_ids:
+        record = PageRecord(job.dataset, job.site, page_id, job.method, note=note)
+        page = job.pages.get(page_id)
+        gold = _gold(job, page_id)
+        if page is None:
+            record.note = "not rendered by the crawl"
+            records.append(score_record(record, "", gold))
+            continue
+        started = time.perf_counter()
+        if model is None:
+            text = cold_start_extraction(page).text
+        else:
+            extraction, how = learned_extraction(page, model)
+            text = extraction.text
+            if how != "learned":
+                record.note = how
+        record.seconds = time.perf_counter() - started
+        records.append(score_record(record, text, gold))
+    return records
+
+
+def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> SiteModel | None:
+    """A model of the site from ``train_ids``, or None when they cannot teach one."""
+    import resource
+
+    pages = [job.pages[i] for i in train_ids if i in job.pages]
+    started = time.perf_counter()
+    try:
+        model = SiteModel(random_state=0).fit(pages)
+    except ValueError as error:
+        logger.info(
+            "%s: no model from %d pages (%s); text density instead", job.site, len(pages), error
+        )
+        return None
+    outcome.learning.append(
+        {
+            "pages": len(pages),
+            "blocks": model.training_["blocks"],
+            "seconds": round(time.perf_counter() - started, 3),
+            "max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        }
+    )
+    return model
+
+
+def run_learned(job: SiteJob) -> SiteOutcome:
+    outcome = SiteOutcome()
+    ids = _shuffled(job.page_ids)
+    if job.train_pages:
+        train, test = ids[: job.train_pages], ids[job.train_pages :]
+        model = _learn(job, train, outcome)
+        note = f"trained on {len(train)} pages" if model else "text density (no model)"
+        outcome.records = _score_with(job, model, test, note)
+    else:
+        folds = max(2, min(job.folds or DEFAULT_FOLDS, len(ids)))
+        for fold in range(folds):
+            test = ids[fold::folds]
+            train = [i for i in ids if i not in test]
+            model = _learn(job, train, outcome)
+            note = f"fold {fold + 1}/{folds}" if model else "text density (no model)"
+            outcome.records += _score_with(job, model, test, note)
+    for n in LEARNING_CURVE if CURVE else ():
+        if len(ids) > n:
+            model = _learn(job, ids[:n], outcome)
+            scored = _score_with(job, model, ids[n:], "")
+            outcome.curve[n] = [r.f1 for r in scored if not r.special_case]
+    return outcome
+
+
+def run_unseen(job: SiteJob) -> SiteOutcome:
+    from spidercrawl.extract.unseen import UnseenExtractor
+
+    extractor = UnseenExtractor.load(Path(job.model_dir) if job.model_dir else None)
+    outcome = SiteOutcome()
+    for page_id in sorted(job.page_ids):
+        record = PageRecord(job.dataset, job.site, page_id, job.method)
+        page = job.pages.get(page_id)
+        gold = _gold(job, page_id)
+        if page is None:
+            record.note = "not rendered by the crawl"
+            outcome.records.append(score_record(record, "", gold))
+            continue
+        started = time.perf_counter()
+        text = extractor.extract(page).text
+        record.seconds = time.perf_counter() - started
+        outcome.records.append(score_record(record, text, gold))
+    return outcome
+
+
+SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen}
+
+
+def run_site_job(job: SiteJob) -> SiteOutcome:
+    try:
+        return SITE_RUNNERS[job.method](job)
+    except Exception as error:  # one broken site must not end the evaluation
+        logger.exception("%s on %s failed", job.method, job.site)
+        outcome = SiteOutcome()
+        for page_id in job.page_ids:
+            record = PageRecord(job.dataset, job.site, page_id, job.method)
+            record.error, record.special_case = f"{type(error).__name__}: {error}"[:300], "error"
+            outcome.records.append(record)
+        return outcome
+
+
+def merge_curves(outcomes: Sequence[SiteOutcome]) -> dict[int, dict[str, float | int | None]]:
+    """Mean held-out F1 per number of training pages, over the sites that had enough pages."""
+    curve: dict[int, dict[str, float | int | None]] = {}
+    for n in LEARNING_CURVE if CURVE else ():
+        per_site = [sum(o.curve[n]) / len(o.curve[n]) for o in outcomes if o.curve.get(n)]
+        curve[n] = {
+            "sites": len(per_site),
+            "f1": round(sum(per_site) / len(per_site), 4) if per_site else None,
+        }
+    return curve

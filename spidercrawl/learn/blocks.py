@@ -1,0 +1,119 @@
+"""A uniform view of the text blocks of page items (ours and the ziyan-spider data).
+
+Learning reads pages through :func:`page_blocks` only, so the two sources (blocks captured
+by our crawler, and the published 2013 renders, which lack link counts) look the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_LINK = re.compile(r"<a\b[^>]*>(.*?)</a>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class Block:
+    """One text block of one page, with the page-level facts features need."""
+
+    page: int  # index of the page in the list given to the learner
+    index: int  # position of the block in its page
+    text: str
+    left: float
+    top: float
+    width: float
+    height: float
+    element: str
+    path: tuple[str, ...]
+    selector: tuple[str, ...]  # "tag#id.class.class" per level
+    computed: Mapping[str, str]
+    link_chars: int
+    link_count: int
+    html_tags: int
+    page_width: float
+    page_height: float
+    extra: dict[str, float] = field(default_factory=dict)  # e.g. density features
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+    @property
+    def right(self) -> float:
+        return self.left + self.width
+
+    @property
+    def bottom(self) -> float:
+        return self.top + self.height
+
+
+def selector_step(element: Mapping[str, Any]) -> str:
+    """``tag#id.class1.class2`` for one level of a selector path (classes sorted)."""
+    step = str(element.get("name", "")).lower()
+    if element.get("id"):
+        step += f"#{element['id']}"
+    classes = sorted(str(c) for c in element.get("classes") or [] if c)
+    return step + "".join(f".{c}" for c in classes)
+
+
+def _text_of(raw: object) -> str:
+    if isinstance(raw, str):
+        return " ".join(raw.split())
+    if isinstance(raw, Sequence):
+        return " ".join(" ".join(str(part) for part in raw).split())
+    return ""
+
+
+def _link_stats(html: str) -> tuple[int, int]:
+    """(characters inside links, links) from a block's innerHTML, for data without them."""
+    links = _LINK.findall(html or "")
+    chars = sum(len(" ".join(_TAG.sub(" ", link).split())) for link in links)
+    return chars, len(links)
+
+
+def page_blocks(page: Mapping[str, Any], page_number: int = 0) -> list[Block]:
+    """The non-empty text blocks of one page item (or ziyan-spider page)."""
+    body = page.get("body") or {}
+    body_bound = body.get("bound") or {}
+    page_width = float(body_bound.get("width") or (page.get("viewport") or {}).get("width") or 1)
+    blocks = []
+    raw_blocks = page.get("texts") or []
+    page_height = max(
+        [float(body_bound.get("height") or 0)]
+        + [float((b.get("bound") or {}).get("top", 0)) for b in raw_blocks]
+    )
+    for index, raw in enumerate(raw_blocks):
+        text = _text_of(raw.get("text"))
+        if not text:
+            continue
+        bound = raw.get("bound") or {}
+        html = raw.get("html") or ""
+        if "link_chars" in raw:
+            link_chars, link_count = int(raw["link_chars"]), int(raw.get("link_count", 0))
+        else:
+            link_chars, link_count = _link_stats(html)
+        element = raw.get("element") or {}
+        blocks.append(
+            Block(
+                page=page_number,
+                index=index,
+                text=text,
+                left=float(bound.get("left", 0)),
+                top=float(bound.get("top", 0)),
+                width=float(bound.get("width", 0)),
+                height=float(bound.get("height", 0)),
+                element=str(element.get("name", "")).lower(),
+                path=tuple(str(p).lower() for p in raw.get("path") or []),
+                selector=tuple(selector_step(s) for s in raw.get("selector") or []),
+                computed=raw.get("computed") or {},
+                link_chars=min(link_chars, len(text)),
+                link_count=link_count,
+                html_tags=html.count("<") - html.count("</"),
+                page_width=max(page_width, 1.0),
+                page_height=max(page_height, 1.0),
+            )
+        )
+    return blocks

@@ -1,0 +1,135 @@
+"""Block features, in named groups so that an ablation is one argument.
+
+Groups (``FEATURE_GROUPS``):
+
+* ``text``: length (log of characters and words), punctuation and digit shares, sentence
+  ends: what separates a paragraph from a menu item.
+* ``tag_path``: the tag path below ``<body>`` and the block's tag, one-hot.
+* ``selector``: the CSS selector path (tags, ids, classes per level) and its single
+  id/class tokens, one-hot: the site's own template vocabulary.
+* ``template``: the selector path without ids and digits: the role in the template, as
+  clustering sees it.
+* ``css``: computed CSS values that differ from body's (``font-size=18px``...), one-hot.
+* ``geometry``: position and size relative to the page width / height.
+* ``density``: link density, links per word, tags per character (text density).
+
+Discrete values are one-hot over a vocabulary fitted on the site (``DictVectorizer``);
+continuous ones are standardised (``StandardScaler``). ``CROSS_SITE_GROUPS`` are those whose
+meaning carries from one site to another (no ids or class names).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.preprocessing import StandardScaler
+
+from spidercrawl.learn.blocks import Block
+
+FEATURE_GROUPS = ("text", "tag_path", "selector", "css", "geometry", "density")
+CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic")
+# CSS properties whose values mean the same on any site (no colours, no font names).
+GENERIC_CSS = ("font-size", "font-weight", "font-style", "text-align", "display", "float")
+_PUNCTUATION = re.compile(r"[.,;:!?\u3002\uff0c\u3001\uff01\uff1f]")  # with CJK ones
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]['\"\u201d\u2019)]?$")
+_DIGIT = re.compile(r"\d")
+
+
+def _template_step(step: str) -> str:
+    """A selector step without its id and digits: ``div#post-12.entry.e3`` -> ``div.entry.e``.
+
+    Ids and numbered classes change from page to page; the template's role does not.
+    """
+    tag, *classes = re.sub(r"#[^.]*", "", step).split(".")
+    return ".".join([tag, *sorted({re.sub(r"\d+", "", c) for c in classes} - {""})])
+
+
+def _continuous(block: Block, groups: Sequence[str]) -> list[float]:
+    values: list[float] = []
+    chars = max(block.chars, 1)
+    if "text" in groups:
+        words = len(block.text.split())
+        values += [
+            math.log1p(block.chars),
+            math.log1p(words),
+            len(_PUNCTUATION.findall(block.text)) / chars,
+            len(_DIGIT.findall(block.text)) / chars,
+            1.0 if _SENTENCE_END.search(block.text) else 0.0,
+        ]
+    if "geometry" in groups:
+        values += [
+            block.left / block.page_width,
+            block.width / block.page_width,
+            (block.left + block.width / 2) / block.page_width,
+            min(block.top / block.page_height, 1.0),
+            math.log1p(max(block.height, 0.0)),
+        ]
+    if "density" in groups:
+        values += [
+            block.link_chars / chars,
+            block.link_count / max(len(block.text.split()), 1),
+            block.html_tags / chars,
+            *(block.extra.get(name, 0.0) for name in ("text_density", "composite_density")),
+        ]
+    return values
+
+
+def _discrete(block: Block, groups: Sequence[str]) -> dict[str, float]:
+    features: dict[str, float] = {}
+    if "tag_path" in groups:
+        features["path=" + "/".join(block.path)] = 1.0
+        features["tag=" + block.element] = 1.0
+        features["parent=" + (block.path[-2] if len(block.path) > 1 else "")] = 1.0
+    if "selector" in groups:
+        features["selector=" + " > ".join(block.selector)] = 1.0
+        for depth, step in enumerate(reversed(block.selector[-4:])):
+            for token in re.split(r"(?=[#.])", step):
+                if token and token[0] in "#.":
+                    features[f"sel{depth}{token}"] = 1.0
+    if "template" in groups:
+        features["template=" + " > ".join(_template_step(step) for step in block.selector)] = 1.0
+    if "css" in groups:
+        for name, value in block.computed.items():
+            features[f"css:{name}={value}"] = 1.0
+    if "css_generic" in groups:
+        for name in GENERIC_CSS:
+            if name in block.computed:
+                features[f"css:{name}={block.computed[name]}"] = 1.0
+    return features
+
+
+class BlockVectorizer(TransformerMixin, BaseEstimator):
+    """Blocks -> sparse feature matrix; the vocabulary and scaling are fitted on one site."""
+
+    def __init__(self, groups: Sequence[str] = FEATURE_GROUPS) -> None:
+        self.groups = groups
+
+    def _check_groups(self) -> None:
+        known = {*FEATURE_GROUPS, "css_generic", "template"}
+        unknown = set(self.groups) - known
+        if unknown or not self.groups:
+            raise ValueError(f"feature groups must be among {sorted(known)}: {self.groups}")
+
+    def fit(self, blocks: Iterable[Block], y: object = None) -> BlockVectorizer:
+        self._check_groups()
+        blocks = list(blocks)
+        self.discrete_ = DictVectorizer(sparse=True).fit(
+            [_discrete(b, self.groups) for b in blocks]
+        )
+        continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
+        self.scaler_ = StandardScaler().fit(continuous) if continuous.shape[1] else None
+        return self
+
+    def transform(self, blocks: Iterable[Block]) -> sp.csr_matrix:
+        blocks = list(blocks)
+        parts = [self.discrete_.transform([_discrete(b, self.groups) for b in blocks])]
+        if self.scaler_ is not None:
+            continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
+            parts.append(sp.csr_matrix(self.scaler_.transform(continuous.reshape(len(blocks), -1))))
+        return sp.hstack(parts, format="csr")

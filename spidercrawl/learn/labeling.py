@@ -1,0 +1,131 @@
+"""Label a site's blocks as content or not, without people: cluster relevance, site-wide.
+
+1. Each block is scored against its own page's description (else its title), corrected
+   for chance: see :mod:`spidercrawl.learn.relevance`.
+2. Scores are summed per cluster over the *whole site*; the best cluster is the content.
+   On one page the best cluster is sometimes the comments; summed over the site, the
+   article paragraphs win.
+3. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
+   are not mostly links and are relevant join the content: quotes, sub-headings, lists
+   and captions, which look different from body text.
+
+When no page of the site has a description or a title, the cluster with the most text
+outside links is taken (text density), and the labels say so in ``basis_``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from spidercrawl.learn.blocks import Block
+from spidercrawl.learn.relevance import site_relevance
+
+logger = logging.getLogger(__name__)
+
+BOX_TOLERANCE_PX = 8.0
+
+
+def page_reference(page: Mapping[str, Any]) -> str | None:
+    """What a page says it is about: its first description, else its first title."""
+    for field in ("descriptions", "titles"):
+        for value in page.get(field) or []:
+            if value and str(value).strip():
+                return str(value).strip()
+    return None
+
+
+class NoContentClusterError(ValueError):
+    """No cluster of the site can be called content (only noise, or no text at all)."""
+
+
+class AutoLabeler:
+    """Content labels for the blocks of one site: ``fit(blocks, clusters, pages).labels_``."""
+
+    def __init__(
+        self,
+        similarity: str = "lcs",
+        inside_share: float = 0.8,
+        join_relevance: float = 0.2,
+        max_link_share: float = 0.5,
+    ) -> None:
+        self.similarity = similarity
+        self.inside_share = inside_share
+        self.join_relevance = join_relevance
+        self.max_link_share = max_link_share
+
+    def fit(
+        self, blocks: Sequence[Block], clusters: np.ndarray, pages: Sequence[Mapping[str, Any]]
+    ) -> AutoLabeler:
+        references = [page_reference(page) for page in pages]
+        self.scores_ = site_relevance(
+            [b.text for b in blocks], [b.page for b in blocks], references, self.similarity
+        )
+        clusters = np.asarray(clusters)
+        if any(references):
+            self.basis_ = "relevance"
+            weight = self.scores_
+        else:
+            self.basis_ = "text density"
+            weight = np.array([max(b.chars - b.link_chars, 0) for b in blocks], dtype=float)
+        totals: dict[int, float] = defaultdict(float)
+        for cluster, value in zip(clusters, weight, strict=True):
+            if cluster >= 0:
+                totals[int(cluster)] += float(value)
+        if not totals or max(totals.values()) <= 0:
+            raise NoContentClusterError("DBSCAN found no cluster with relevant text (all noise)")
+        self.content_cluster_ = max(totals, key=totals.__getitem__)
+        self.cluster_totals_ = dict(totals)
+        labels = clusters == self.content_cluster_
+        self.labels_ = self._join_inside(blocks, clusters, labels, weight)
+        return self
+
+    def _join_inside(
+        self, blocks: Sequence[Block], clusters: np.ndarray, labels: np.ndarray, weight: np.ndarray
+    ) -> np.ndarray:
+        boxes: dict[int, list[float]] = {}
+        for block, is_content in zip(blocks, labels, strict=True):
+            if is_content:
+                box = boxes.setdefault(block.page, [np.inf, np.inf, -np.inf, -np.inf])
+                box[:] = [
+                    min(box[0], block.left),
+                    min(box[1], block.top),
+                    max(box[2], block.right),
+                    max(box[3], block.bottom),
+                ]
+        content_weight = weight[labels]
+        floor = self.join_relevance * (float(content_weight.mean()) if content_weight.size else 0)
+
+        def inside(block: Block) -> bool:
+            box = boxes.get(block.page)
+            tol = BOX_TOLERANCE_PX
+            return bool(
+                box
+                and block.left >= box[0] - tol
+                and block.top >= box[1] - tol
+                and block.right <= box[2] + tol
+                and block.bottom <= box[3] + tol
+            )
+
+        # Candidates: whole clusters, and each noise block on its own.
+        groups: dict[object, list[int]] = defaultdict(list)
+        for i, cluster in enumerate(clusters):
+            if not labels[i]:
+                groups[int(cluster) if cluster >= 0 else ("noise", i)].append(i)
+        joined = labels.copy()
+        for members in groups.values():
+            share_inside = sum(inside(blocks[i]) for i in members) / len(members)
+            chars = sum(blocks[i].chars for i in members) or 1
+            link_share = sum(blocks[i].link_chars for i in members) / chars
+            relevance = float(np.mean(weight[members]))
+            if (
+                share_inside >= self.inside_share
+                and link_share <= self.max_link_share
+                and relevance >= floor
+            ):
+                joined[members] = True
+        return joined

@@ -1,0 +1,212 @@
+"""A site model: learned from a site's pages without labels, saved in one folder.
+
+``SiteModel().fit(pages)`` clusters the site's blocks (DBSCAN), labels the content cluster
+by relevance to each page's description (:class:`AutoLabeler`), and trains a linear SVM
+with balanced class weights on those labels. ``extract(page)`` then returns the article
+of any page of that site. ``save(folder)`` / ``SiteModel.load(folder)`` keep it under
+``models/<site>/`` with its parameters, training statistics, a version and a date.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.svm import LinearSVC
+
+from spidercrawl.extract.structure import (
+    HEADINGS,
+    Paragraph,
+    paragraphs_html,
+    paragraphs_text,
+)
+from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
+from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
+from spidercrawl.learn.labeling import AutoLabeler
+
+logger = logging.getLogger(__name__)
+
+MODEL_FORMAT = 1
+MODEL_FILE = "model.joblib"
+META_FILE = "model.json"
+
+
+class LearningError(ValueError):
+    """The pages cannot teach a model (no blocks, one class only, no content cluster)."""
+
+
+@dataclass
+class Extraction:
+    """The article text of one page as a model sees it."""
+
+    text: str
+    html: str
+    paragraphs: list[Paragraph]
+    blocks: list[int]  # indices (in the page's ``texts``) of the content blocks
+    confidence: float
+
+
+def block_paragraphs(blocks: Sequence[Block]) -> list[Paragraph]:
+    """Content blocks, in page order, as paragraphs of the right kind."""
+    paragraphs = []
+    for block in blocks:
+        path = block.path
+        quote = "blockquote" in path
+        if block.element in HEADINGS or block.element == "pre":
+            kind = block.element
+        elif block.element == "li" or (len(path) > 1 and path[-2] in {"ul", "ol"}):
+            kind = next((tag for tag in reversed(path) if tag in {"ul", "ol"}), "ul")
+        else:
+            kind = "p"
+        group = hash(block.selector[:-1]) if kind in {"ul", "ol"} or quote else 0
+        paragraphs.append(Paragraph(block.text, kind, group, quote))
+    return paragraphs
+
+
+class SiteModel(BaseEstimator):
+    """Learn one site's article blocks from its pages; extract articles of its pages."""
+
+    def __init__(
+        self,
+        feature_groups: Sequence[str] = FEATURE_GROUPS,
+        cluster_groups: Sequence[str] = CLUSTER_GROUPS,
+        similarity: str = "lcs",
+        eps: float | None = None,
+        min_page_share: float = 0.3,
+        C: float = 1.0,  # noqa: N803 (scikit-learn's name)
+        random_state: int = 0,
+    ) -> None:
+        self.feature_groups = feature_groups
+        self.cluster_groups = cluster_groups
+        self.similarity = similarity
+        self.eps = eps
+        self.min_page_share = min_page_share
+        self.C = C
+        self.random_state = random_state
+
+    # -- learning ---------------------------------------------------------------------------
+    def auto_label(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
+        """The site's blocks and their automatic content labels (steps 2 and 3)."""
+        blocks = [b for number, page in enumerate(pages) for b in page_blocks(page, number)]
+        if not blocks:
+            raise LearningError("the pages have no text blocks")
+        cluster_features = BlockVectorizer(self.cluster_groups).fit_transform(blocks)
+        clusterer = BlockClusterer(self.eps, self.min_page_share, len(pages)).fit(cluster_features)
+        labeler = AutoLabeler(self.similarity).fit(blocks, clusterer.labels_, pages)
+        self.clustering_ = {
+            "eps": round(float(clusterer.eps_), 4),
+            "min_samples": clusterer.min_samples_,
+            "clusters": len(set(clusterer.labels_.tolist()) - {-1}),
+            "noise_blocks": int((clusterer.labels_ == -1).sum()),
+            "content_cluster": labeler.content_cluster_,
+            "label_basis": labeler.basis_,
+        }
+        return blocks, labeler.labels_
+
+    def fit(self, pages: Sequence[Mapping[str, Any]], y: object = None) -> SiteModel:
+        started = time.perf_counter()
+        blocks, labels = self.auto_label(pages)
+        return self.fit_labeled(blocks, labels, pages=len(pages), started=started)
+
+    def fit_labeled(
+        self,
+        blocks: Sequence[Block],
+        labels: np.ndarray,
+        pages: int,
+        started: float | None = None,
+    ) -> SiteModel:
+        """Train the SVM on given labels (the cross-site model pools several sites' labels)."""
+        started = time.perf_counter() if started is None else started
+        labels = np.asarray(labels, dtype=bool)
+        if labels.all() or not labels.any():
+            raise LearningError("the labels hold one class only: nothing to tell apart")
+        self.vectorizer_ = BlockVectorizer(self.feature_groups).fit(blocks)
+        features = self.vectorizer_.transform(blocks)
+        self.svm_ = LinearSVC(
+            C=self.C, class_weight="balanced", random_state=self.random_state, max_iter=5000
+        ).fit(features, labels)
+        predicted = self.svm_.predict(features)
+        content_chars = [
+            b.chars for b, is_content in zip(blocks, labels, strict=True) if is_content
+        ]
+        self.training_ = {
+            "pages": pages,
+            "blocks": len(blocks),
+            "content_blocks": int(labels.sum()),
+            "training_accuracy": round(float((predicted == labels).mean()), 4),
+            "content_chars_per_page": round(sum(content_chars) / max(pages, 1), 1),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+        self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.version_ = self.created_.replace("-", "").replace(":", "")
+        return self
+
+    # -- using ------------------------------------------------------------------------------
+    def decision(self, blocks: Sequence[Block]) -> np.ndarray:
+        if not blocks:
+            return np.zeros(0)
+        return self.svm_.decision_function(self.vectorizer_.transform(blocks))
+
+    def extract(self, page: Mapping[str, Any]) -> Extraction:
+        """The article of one page: its content blocks in page order."""
+        blocks = page_blocks(page)
+        margins = self.decision(blocks)
+        chosen = [b for b, margin in zip(blocks, margins, strict=True) if margin > 0]
+        paragraphs = block_paragraphs(chosen)
+        confidence = (
+            float(np.mean([1 / (1 + math.exp(-2 * m)) for m in margins if m > 0]))
+            if chosen
+            else 0.0
+        )
+        return Extraction(
+            paragraphs_text(paragraphs),
+            paragraphs_html(paragraphs),
+            paragraphs,
+            [b.index for b in chosen],
+            round(confidence, 3),
+        )
+
+    # -- storage ----------------------------------------------------------------------------
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "format": MODEL_FORMAT,
+            "version": self.version_,
+            "created": self.created_,
+            "parameters": {
+                k: list(v) if isinstance(v, tuple) else v for k, v in self.get_params().items()
+            },
+            "training": self.training_,
+            "clustering": getattr(self, "clustering_", None),
+        }
+
+    def save(self, folder: Path | str) -> Path:
+        """Write the model and a readable ``model.json`` into ``folder`` (created)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / f".{MODEL_FILE}.tmp"
+        joblib.dump(self, temporary)
+        temporary.replace(folder / MODEL_FILE)
+        (folder / META_FILE).write_text(json.dumps(self.metadata(), indent=2) + "\n", "utf-8")
+        return folder
+
+    @classmethod
+    def load(cls, folder: Path | str) -> SiteModel:
+        model = joblib.load(Path(folder) / MODEL_FILE)
+        if not isinstance(model, cls):
+            raise LearningError(f"{folder} does not hold a site model")
+        return model
+
+    @staticmethod
+    def exists(folder: Path | str) -> bool:
+        return (Path(folder) / MODEL_FILE).is_file()
