@@ -13,7 +13,6 @@ started, sampled every 0.25 s.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import statistics
@@ -26,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command  # noqa: E402
+from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot  # noqa: E402
 
@@ -101,7 +100,7 @@ def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path
     wall = time.monotonic() - started
     log_text = log_path.read_text()
     elapsed = re.search(r"'elapsed_time_seconds': ([\d.]+)", log_text)
-    items = [json.loads(line) for line in out.read_text().splitlines() if line]
+    items = read_jsonl(out)
     blocks = [len(item["texts"]) for item in items]
     stamps = sorted(item["crawled_at"] for item in items)
     return {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from spidercrawl.capture.browser import DEFAULT_BROWSER_PATH
-from spidercrawl.runner import PROJECT_ROOT, crawl_command
+from spidercrawl.runner import PROJECT_ROOT, crawl_command, read_jsonl
 
 SHARED = PROJECT_ROOT.parent / "shared"
 CHROMIUM = os.environ.get("SPIDERCRAWL_CHROMIUM", DEFAULT_BROWSER_PATH)
@@ -56,5 +55,5 @@ def run_crawl(site: str, base_url: str, out: Path, *extra: str, timeout: int = 3
     )
     items = []
     if out.exists():
-        items = [json.loads(line) for line in out.read_text("utf-8").splitlines() if line]
+        items = read_jsonl(out)
     return CrawlResult(proc.returncode, items, proc.stderr)

@@ -10,7 +10,6 @@ crawl a live site, and prints where the items went and how many there are.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command  # noqa: E402
+from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
 
 
@@ -44,7 +43,7 @@ def main() -> int:
     if code != 0:
         print(f"scrapy crawl failed with exit code {code}", file=sys.stderr)
         return code
-    items = [json.loads(line) for line in args.out.read_text("utf-8").splitlines() if line]
+    items = read_jsonl(args.out)
     blocks = sorted(len(item["texts"]) for item in items)
     median = blocks[len(blocks) // 2] if blocks else 0
     print(

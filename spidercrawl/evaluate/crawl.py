@@ -7,7 +7,6 @@ Chromium). Items are mapped back to page IDs by URL path and cached in
 
 from __future__ import annotations
 
-import json
 import logging
 import subprocess
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from spidercrawl.runner import PROJECT_ROOT, crawl_command
+from spidercrawl.runner import PROJECT_ROOT, crawl_command, read_jsonl
 from spidercrawl.serve import serving
 from spidercrawl.snapshot import SiteSnapshot
 
@@ -59,10 +58,7 @@ def crawl_snapshot(snapshot: SiteSnapshot, out: Path) -> dict[str, dict[str, Any
         logger.info("Crawled %s in %.0f s", snapshot.host, time.monotonic() - started)
     routes = snapshot.routes
     pages: dict[str, dict[str, Any]] = {}
-    for line in out.read_text("utf-8").splitlines():
-        if not line.strip():
-            continue
-        item = json.loads(line)
+    for item in read_jsonl(out):
         for url in (item.get("requested_url"), item.get("url")):
             page_id = routes.get(_local_path(url or ""))
             if page_id:

@@ -31,7 +31,6 @@ logger = logging.getLogger(__name__)
 
 LEARNING_CURVE = (2, 5, 10, 20)
 DEFAULT_FOLDS = 4
-CURVE = True
 SEED = 20261123
 
 
@@ -48,6 +47,7 @@ class SiteJob:
     folds: int | None = None
     train_pages: int | None = None
     model_dir: str | None = None
+    learning_curve: bool = True
 
 
 @dataclass
@@ -132,7 +132,7 @@ def run_learned(job: SiteJob) -> SiteOutcome:
             model = _learn(job, train, outcome)
             note = f"fold {fold + 1}/{folds}" if model else "text density (no model)"
             outcome.records += _score_with(job, model, test, note)
-    for n in LEARNING_CURVE if CURVE else ():
+    for n in LEARNING_CURVE if job.learning_curve else ():
         if len(ids) > n:
             model = _learn(job, ids[:n], outcome)
             scored = _score_with(job, model, ids[n:], "")
@@ -179,7 +179,7 @@ def run_site_job(job: SiteJob) -> SiteOutcome:
 def merge_curves(outcomes: Sequence[SiteOutcome]) -> dict[int, dict[str, float | int | None]]:
     """Mean held-out F1 per number of training pages, over the sites that had enough pages."""
     curve: dict[int, dict[str, float | int | None]] = {}
-    for n in LEARNING_CURVE if CURVE else ():
+    for n in LEARNING_CURVE:
         per_site = [sum(o.curve[n]) / len(o.curve[n]) for o in outcomes if o.curve.get(n)]
         curve[n] = {
             "sites": len(per_site),

@@ -2,9 +2,11 @@
 
 1. Each block is scored against its own page's description (else its title), corrected
    for chance: see :mod:`spidercrawl.learn.relevance`.
-2. Scores are summed per cluster over the *whole site*; the best cluster is the content.
-   On one page the best cluster is sometimes the comments; summed over the site, the
-   article paragraphs win.
+2. Per page, the text of each cluster on that page is scored as one piece, weighted by the
+   square root of its unlinked characters (a title alone matches the title best, but
+   carries little text), and summed per cluster over the *whole site*; the best cluster
+   is the content. On one page the best cluster is sometimes the comments; summed over the
+   site, the article paragraphs win.
 3. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
    are not mostly links and are relevant join the content: quotes, sub-headings, lists
    and captions, which look different from body text.
@@ -62,26 +64,38 @@ class AutoLabeler:
         self, blocks: Sequence[Block], clusters: np.ndarray, pages: Sequence[Mapping[str, Any]]
     ) -> AutoLabeler:
         references = [page_reference(page) for page in pages]
+        clusters = np.asarray(clusters)
+        self.basis_ = "relevance" if any(references) else "text density"
+        # Per block (for joining), and per cluster and page (for choosing the content).
         self.scores_ = site_relevance(
             [b.text for b in blocks], [b.page for b in blocks], references, self.similarity
         )
-        clusters = np.asarray(clusters)
-        if any(references):
-            self.basis_ = "relevance"
-            weight = self.scores_
-        else:
-            self.basis_ = "text density"
-            weight = np.array([max(b.chars - b.link_chars, 0) for b in blocks], dtype=float)
-        totals: dict[int, float] = defaultdict(float)
-        for cluster, value in zip(clusters, weight, strict=True):
+        pieces: dict[tuple[int, int], list[Block]] = defaultdict(list)
+        for block, cluster in zip(blocks, clusters, strict=True):
             if cluster >= 0:
-                totals[int(cluster)] += float(value)
-        if not totals or max(totals.values()) <= 0:
-            raise NoContentClusterError("DBSCAN found no cluster with relevant text (all noise)")
+                pieces[(int(cluster), block.page)].append(block)
+        if not pieces:
+            raise NoContentClusterError("DBSCAN found only noise: no block style repeats")
+        keys = list(pieces)
+        texts = [" ".join(b.text for b in pieces[key]) for key in keys]
+        amounts = np.array(
+            [sum(max(b.chars - b.link_chars, 0) for b in pieces[key]) for key in keys], float
+        )
+        if self.basis_ == "relevance":
+            on_pages = [page for _, page in keys]
+            relevance = site_relevance(texts, on_pages, references, self.similarity)
+            weights = np.clip(relevance, 0.0, None) * np.sqrt(amounts)
+        else:
+            weights = np.sqrt(amounts)
+        totals: dict[int, float] = defaultdict(float)
+        for (cluster, _), weight in zip(keys, weights, strict=True):
+            totals[cluster] += float(weight)
+        if max(totals.values()) <= 0:
+            raise NoContentClusterError("no cluster's text is relevant to its pages")
         self.content_cluster_ = max(totals, key=totals.__getitem__)
         self.cluster_totals_ = dict(totals)
         labels = clusters == self.content_cluster_
-        self.labels_ = self._join_inside(blocks, clusters, labels, weight)
+        self.labels_ = self._join_inside(blocks, clusters, labels, self.scores_)
         return self
 
     def _join_inside(

@@ -2,8 +2,8 @@
 
 Two language-independent measures:
 
-* ``lcs`` (the seed's): the longest common subsequence of characters, divided by the longer
-  of the two texts, so neither a short menu item nor a long comment scores high by chance.
+* ``lcs`` (the seed's): the longest common subsequence with the reference, as a share of
+  the reference (over words; over characters in Chinese, Japanese, Thai).
 * ``tfidf``: cosine similarity of TF-IDF vectors over character 2-4-grams fitted on the
   site's blocks; works for Chinese and Bengali as well as for spaced scripts.
 
@@ -23,13 +23,21 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from spidercrawl.evaluate.metrics import tokenize
+
 SIMILARITIES = ("lcs", "tfidf")
 
 
 def lcs_relevance(text: str, reference: str) -> float:
-    text, reference = text.casefold(), reference.casefold()
-    longer = max(len(text), len(reference))
-    return LCSseq.similarity(text, reference) / longer if longer else 0.0
+    """Share of the reference's tokens found, in order, in the text (LCS over tokens).
+
+    Tokens are words, or single characters in scripts written without spaces (see
+    :func:`spidercrawl.evaluate.metrics.tokenize`), so Chinese works as well as English.
+    """
+    reference_tokens = tokenize(reference)
+    if not reference_tokens:
+        return 0.0
+    return LCSseq.similarity(tokenize(text), reference_tokens) / len(reference_tokens)
 
 
 def relevance_scores(
