@@ -83,6 +83,7 @@ def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path
         base_url,
         out,
         spider_args={"max_pages": pages},
+        pages=True,
         settings={
             "RENDER_CONCURRENCY": concurrency,
             "LOG_LEVEL": "INFO",

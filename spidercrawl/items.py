@@ -51,3 +51,22 @@ class PageItem(scrapy.Item):
     rendered_html = scrapy.Field()  # DOM after rendering, blocks marked data-sc-block="i"
     discovered_by = scrapy.Field()  # sitemap, news-sitemap, feed, link, start
     crawled_at = scrapy.Field()  # ISO 8601, UTC
+
+
+class ArticleItem(scrapy.Item):
+    """One extracted article: what the feeds are made of."""
+
+    url = scrapy.Field()
+    canonical_url = scrapy.Field()
+    site = scrapy.Field()
+    title = scrapy.Field()
+    description = scrapy.Field()
+    text = scrapy.Field()  # paragraphs separated by blank lines
+    html = scrapy.Field()  # the content as clean HTML: p, h1-h6, ul/ol/li, blockquote, pre
+    lang = scrapy.Field()
+    method = scrapy.Field()  # learned, learned+density-fallback, density (see the README)
+    method_note = scrapy.Field()  # why that method, when it is not the learned model
+    model_version = scrapy.Field()  # the site model's version, if one was used
+    confidence = scrapy.Field()  # 0-1: how sure the extractor is
+    word_count = scrapy.Field()
+    crawled_at = scrapy.Field()

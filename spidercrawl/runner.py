@@ -20,12 +20,16 @@ def crawl_command(
     out: Path | str,
     spider_args: dict[str, object] | None = None,
     settings: dict[str, object] | None = None,
+    pages: bool = False,
 ) -> list[str]:
     """The argv of ``scrapy crawl news`` writing its items to ``out`` (JSON Lines).
 
+    The items are articles; with ``pages=True`` they are the page items (blocks) instead.
     Run it with ``cwd=PROJECT_ROOT`` so Scrapy finds ``scrapy.cfg``.
     """
     command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(out)]
+    if pages:
+        command += ["-s", "LEARN_ENABLED=False"]
     arguments = {"site": site, "base_url": base_url, **(spider_args or {})}
     for name, value in arguments.items():
         command += ["-a", f"{name}={value}"]

@@ -63,5 +63,18 @@ NEWS_MAX_PAGES = 0  # pages to render; 0 means no limit (``-a max_pages=N``)
 NEWS_MAX_DEPTH = 3  # link-following depth from the home page (``-a max_depth=N``)
 NEWS_RENDER = "articles"  # "articles": render article pages only; "all": every page
 
+# --- Learning and articles (spidercrawl/pipelines/learning.py) ------------------------------
+ITEM_PIPELINES = {"spidercrawl.pipelines.learning.SiteLearningPipeline": 300}
+LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
+LEARN_MIN_PAGES = 10  # pages of a site held before its model is learned
+LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: text density
+MODELS_DIR = "models"  # one folder per site: models/<site>/model.joblib + model.json
+LEARN_SIMILARITY = "lcs"  # auto-labeling relevance: "lcs" (token LCS) or "tfidf" (char n-grams)
+LEARN_DBSCAN_EPS = None  # None: the knee of the k-distance curve (see learn/cluster.py)
+LEARN_DBSCAN_MIN_PAGE_SHARE = 0.3  # a cluster needs blocks on this share of the pages
+LEARN_SEED = 0  # seeds the SVM: the same pages give the same model
+
+# Where articles go when no -o/-O is given: one JSON Lines file per site, appended.
+FEEDS = {"output/%(site)s/articles.jsonl": {"format": "jsonlines", "encoding": "utf-8"}}
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"

@@ -47,9 +47,15 @@ class CrawlResult:
     log: str
 
 
-def run_crawl(site: str, base_url: str, out: Path, *extra: str, timeout: int = 300) -> CrawlResult:
-    """Run ``scrapy crawl news`` as a user would, in a subprocess from the project root."""
-    cmd = [*crawl_command(site, base_url, out, settings={"LOG_LEVEL": "INFO"}), *extra]
+def run_crawl(
+    site: str, base_url: str, out: Path, *extra: str, timeout: int = 300, pages: bool = True
+) -> CrawlResult:
+    """Run ``scrapy crawl news`` as a user would, in a subprocess from the project root.
+
+    Yields page items by default (the crawl's own tests); ``pages=False`` gives articles.
+    """
+    command = crawl_command(site, base_url, out, settings={"LOG_LEVEL": "INFO"}, pages=pages)
+    cmd = [*command, *extra]
     proc = subprocess.run(
         cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout, check=False
     )

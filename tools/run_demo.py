@@ -1,10 +1,11 @@
-"""Run the main job on the bundled demo site: serve it locally, crawl it, write page items.
+"""Run the main job on the bundled demo site: serve it locally, crawl it, write articles.
 
-    python tools/run_demo.py [--out output/demo-pages.jsonl] [--max-pages N]
+    python tools/run_demo.py [--out output/demo-articles.jsonl] [--max-pages N]
 
 This is what the README's set-up command ends with. It serves ``demo/harbourtimes.example``
 on a free port of 127.0.0.1, runs ``scrapy crawl news`` against it exactly as a user would
-crawl a live site, and prints where the items went and how many there are.
+crawl a live site (rendering, learning the site's template, extracting), and prints where
+the articles went, how they were extracted, and the start of one.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,7 +26,7 @@ from spidercrawl.serve import serving  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "output" / "demo-pages.jsonl")
+    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "output" / "demo-articles.jsonl")
     parser.add_argument("--max-pages", type=int, default=0)
     args = parser.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -44,12 +46,11 @@ def main() -> int:
         print(f"scrapy crawl failed with exit code {code}", file=sys.stderr)
         return code
     items = read_jsonl(args.out)
-    blocks = sorted(len(item["texts"]) for item in items)
-    median = blocks[len(blocks) // 2] if blocks else 0
-    print(
-        f"\n{len(items)} page items written to {args.out} in {elapsed:.1f} s "
-        f"(median {median} text blocks per page)"
-    )
+    methods = Counter(item["method"] for item in items)
+    print(f"\n{len(items)} articles written to {args.out} in {elapsed:.1f} s ({dict(methods)})")
+    if items:
+        sample = max(items, key=lambda item: item["word_count"])
+        print(f"\nSample: {sample['title']}\n{sample['text'][:400]}...")
     return 0 if items else 1
 
 

@@ -41,6 +41,7 @@ def crawl_snapshot(snapshot: SiteSnapshot, out: Path) -> dict[str, dict[str, Any
                 partial,
                 spider_args={"render": "all"},
                 settings={"LOG_LEVEL": "WARNING", "AUTOTHROTTLE_ENABLED": "False"},
+                pages=True,
             )
             proc = subprocess.run(
                 command,

@@ -2,11 +2,11 @@
 
 1. Each block is scored against its own page's description (else its title), corrected
    for chance: see :mod:`spidercrawl.learn.relevance`.
-2. Per page, the text of each cluster on that page is scored as one piece, weighted by the
-   square root of its unlinked characters (a title alone matches the title best, but
-   carries little text), and summed per cluster over the *whole site*; the best cluster
-   is the content. On one page the best cluster is sometimes the comments; summed over the
-   site, the article paragraphs win.
+2. Per page, the text of each cluster on that page is scored as one piece; its weight is
+   the square root of relevance times unlinked characters (a title or a standfirst alone
+   matches the description best, but carries little text), summed per cluster over the
+   *whole site*; the best cluster is the content. On one page the best cluster is
+   sometimes the comments; summed over the site, the article paragraphs win.
 3. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
    are not mostly links and are relevant join the content: quotes, sub-headings, lists
    and captions, which look different from body text.
@@ -84,7 +84,7 @@ class AutoLabeler:
         if self.basis_ == "relevance":
             on_pages = [page for _, page in keys]
             relevance = site_relevance(texts, on_pages, references, self.similarity)
-            weights = np.clip(relevance, 0.0, None) * np.sqrt(amounts)
+            weights = np.sqrt(np.clip(relevance, 0.0, None) * amounts)
         else:
             weights = np.sqrt(amounts)
         totals: dict[int, float] = defaultdict(float)
