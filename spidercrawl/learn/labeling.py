@@ -3,9 +3,11 @@
 1. Each block is scored against its own page's description (else its title), corrected
    for chance: see :mod:`spidercrawl.learn.relevance`.
 2. Per page, the text of each cluster on that page is scored as one piece; its weight is
-   the square root of relevance times unlinked characters (a title or a standfirst alone
-   matches the description best, but carries little text), summed per cluster over the
-   *whole site*; the best cluster is the content. On one page the best cluster is
+   relevance^(1/4) x (unlinked characters)^(1/2): relevance says the text is about the
+   page's subject, the amount of text says it is the article and not a standfirst or
+   title that repeats the description (measured: relevance^(1/2) picks the standfirst on
+   the demo site; dragnet F1 0.797 vs 0.793). Summed per cluster over the *whole site*,
+   the best cluster is the content. On one page the best cluster is
    sometimes the comments; summed over the site, the article paragraphs win.
 3. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
    are not mostly links and are relevant join the content: quotes, sub-headings, lists
@@ -84,7 +86,7 @@ class AutoLabeler:
         if self.basis_ == "relevance":
             on_pages = [page for _, page in keys]
             relevance = site_relevance(texts, on_pages, references, self.similarity)
-            weights = np.sqrt(np.clip(relevance, 0.0, None) * amounts)
+            weights = np.clip(relevance, 0.0, None) ** 0.25 * np.sqrt(amounts)
         else:
             weights = np.sqrt(amounts)
         totals: dict[int, float] = defaultdict(float)

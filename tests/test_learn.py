@@ -1,0 +1,156 @@
+"""Site learning on handmade page items and on the published ziyan-spider renders."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.cluster import knee_eps
+from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
+from spidercrawl.learn.model import LearningError, SiteModel
+from spidercrawl.learn.relevance import lcs_relevance, site_relevance
+from tests.conftest import SHARED
+
+WORDS = [
+    "harbour",
+    "council",
+    "budget",
+    "ferry",
+    "lantern",
+    "market",
+    "bridge",
+    "school",
+    "library",
+    "festival",
+]
+FILLER = [f"word{n}" for n in range(300)]  # ordinary text: words a description rarely shares
+
+
+def block(text: str, tag: str, classes: list[str], top: int, left: int = 300, **css: str) -> dict:
+    element = {"name": tag, "id": "", "classes": classes}
+    return {
+        "text": [text],
+        "html": text,
+        "element": element,
+        "path": ["div", tag],
+        "selector": [{"name": "div", "id": "", "classes": ["wrap"]}, element],
+        "bound": {"left": left, "top": top, "width": 600, "height": 40},
+        "computed": {k.replace("_", "-"): v for k, v in css.items()},
+    }
+
+
+def make_page(number: int, description: bool = True, script: str = "latin") -> dict:
+    """A page: a menu, a headline, article paragraphs about its topic, comments, a footer."""
+    rng = random.Random(number)
+    topic = rng.sample(WORDS, 3)
+    if script == "cjk":
+        topic = [rng.choice("港口议会预算渡轮灯笼市场桥梁学校") * 2 for _ in range(3)]
+    sentence = " ".join(topic)
+    paragraphs = [f"{sentence} {' '.join(rng.choices(FILLER, k=25))} {sentence}." for _ in range(5)]
+    blocks = [block(name, "a", ["menu"], 10, left=40 * i) for i, name in enumerate(WORDS[:6])]
+    blocks.append(block(f"Headline about {sentence}", "h1", ["headline"], 80, font_size="32px"))
+    blocks += [
+        block(text, "p", ["body"], 140 + 60 * i, font_size="18px")
+        for i, text in enumerate(paragraphs)
+    ]
+    blocks += [
+        block(f"Reader {i}: {' '.join(rng.choices(FILLER, k=12))}", "li", ["comment"], 600 + 40 * i)
+        for i in range(3)
+    ]
+    blocks.append(block("© The Harbour Times", "footer", [], 900, font_size="11px"))
+    return {
+        "url": f"https://example.test/story-{number}",
+        "titles": [f"Headline about {sentence}"],
+        "descriptions": [f"{sentence} {sentence}"] if description else [],
+        "body": {"bound": {"left": 0, "top": 0, "width": 1200, "height": 1000}},
+        "texts": blocks,
+    }
+
+
+@pytest.fixture(scope="module")
+def pages() -> list[dict]:
+    return [make_page(n) for n in range(12)]
+
+
+def test_vectorizer_groups_are_selectable(pages: list[dict]) -> None:
+    blocks = page_blocks(pages[0])
+    full = BlockVectorizer().fit_transform(blocks)
+    only_text = BlockVectorizer(("text",)).fit_transform(blocks)
+    assert only_text.shape == (len(blocks), 5)
+    assert full.shape[1] > only_text.shape[1]
+    with pytest.raises(ValueError, match="feature groups"):
+        BlockVectorizer(("colour",)).fit(blocks)
+    assert set(FEATURE_GROUPS) >= {"text", "tag_path", "selector", "css", "geometry", "density"}
+
+
+def test_knee_of_a_k_distance_curve() -> None:
+    distances = np.array([0.1] * 50 + [0.12] * 30 + [0.9, 1.0, 1.1])
+    assert 0.1 <= knee_eps(distances) <= 0.2
+
+
+def test_relevance_is_corrected_for_chance() -> None:
+    assert lcs_relevance("the harbour council met", "harbour council") == 1.0
+    scores = site_relevance(
+        ["Home", "harbour budget news", "Home", "ferry lantern news"],
+        [0, 0, 1, 1],
+        ["harbour budget", "ferry lantern"],
+        "lcs",
+    )
+    assert scores[0] == pytest.approx(0.0) and scores[2] == pytest.approx(0.0)
+    assert scores[1] > 0.5 and scores[3] > 0.5
+
+
+@pytest.mark.parametrize("similarity", ["lcs", "tfidf"])
+def test_learns_the_article_paragraphs(pages: list[dict], similarity: str) -> None:
+    model = SiteModel(similarity=similarity).fit(pages)
+    article = model.extract(make_page(99))
+    assert article.text.count("\n\n") >= 4  # five paragraphs
+    assert "Reader" not in article.text and "©" not in article.text
+    assert "<p>" in article.html
+    assert 0 < article.confidence <= 1
+    assert model.clustering_["label_basis"] == "relevance"
+
+
+def test_same_pages_same_model_and_storage(pages: list[dict], tmp_path) -> None:
+    first = SiteModel().fit(pages)
+    second = SiteModel().fit(pages)
+    blocks = page_blocks(make_page(50))
+    assert np.array_equal(first.decision(blocks), second.decision(blocks))
+    folder = first.save(tmp_path / "example.test")
+    meta = json.loads((folder / "model.json").read_text())
+    assert meta["version"] and meta["created"] and meta["training"]["pages"] == 12
+    assert np.array_equal(SiteModel.load(folder).decision(blocks), first.decision(blocks))
+
+
+def test_no_descriptions_falls_back_to_titles() -> None:
+    model = SiteModel().fit([make_page(n, description=False) for n in range(10)])
+    assert model.extract(make_page(77)).text
+
+
+def test_non_latin_text() -> None:
+    model = SiteModel().fit([make_page(n, script="cjk") for n in range(10)])
+    assert model.training_["content_blocks"] > 0
+
+
+def test_pages_that_cannot_teach_raise_a_clear_error() -> None:
+    with pytest.raises(LearningError, match="no text blocks"):
+        SiteModel().fit([{"texts": []}, {"texts": []}])
+    lonely = make_page(1)
+    lonely["texts"] = lonely["texts"][:1]
+    with pytest.raises(ValueError):  # one block: only noise or one class
+        SiteModel().fit([lonely])
+
+
+@pytest.mark.skipif(not (SHARED / "ziyan-spider").is_dir(), reason="needs ../shared")
+def test_ziyan_npr_model_extracts_the_story() -> None:
+    folder = SHARED / "ziyan-spider" / "npr"
+    pages = [json.loads(p.read_text()) for p in sorted(folder.glob("0*.json"))]
+    model = SiteModel().fit(pages[:20])
+    text = model.extract(pages[21]).text
+    first_words = pages[21]["descriptions"][0].split()[:4]
+    assert len(text) > 1000
+    assert all(word in text for word in first_words)

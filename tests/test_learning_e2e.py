@@ -1,0 +1,80 @@
+"""End to end: `scrapy crawl news` learns the demo site's template and writes articles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.evaluate.metrics import score_text
+from spidercrawl.runner import DEMO_SITE
+from spidercrawl.serve import serving
+from spidercrawl.snapshot import SiteSnapshot
+from tests.conftest import run_crawl
+
+pytestmark = pytest.mark.browser
+SITE = "harbourtimes.example"
+
+
+def crawl_articles(base_url: str, out: Path, models: Path, *settings: str, **args: object):
+    extra = ["-s", f"MODELS_DIR={models}"]
+    for setting in settings:
+        extra += ["-s", setting]
+    for name, value in args.items():
+        extra += ["-a", f"{name}={value}"]
+    return run_crawl(SITE, base_url, out, *extra, pages=False)
+
+
+@pytest.fixture(scope="module")
+def learned(tmp_path_factory, chromium_path):
+    root = tmp_path_factory.mktemp("learn")
+    models = root / "models"
+    with serving(DEMO_SITE) as server:
+        first = crawl_articles(server.base_url, root / "first.jsonl", models)
+        again = crawl_articles(server.base_url, root / "again.jsonl", models, max_pages=4)
+        small = crawl_articles(
+            server.base_url, root / "small.jsonl", root / "empty-models", max_pages=2
+        )
+    return models, first, again, small
+
+
+def test_every_page_becomes_an_article_of_the_learned_model(learned) -> None:
+    models, first, _, _ = learned
+    assert first.returncode == 0, first.log[-3000:]
+    assert len(first.items) == 30
+    assert {item["method"] for item in first.items} <= {"learned", "learned+density-fallback"}
+    meta = json.loads((models / SITE / "model.json").read_text())
+    assert meta["training"]["pages"] == 10  # LEARN_MIN_PAGES
+    assert {item["model_version"] for item in first.items} == {meta["version"]}
+    assert "learned a model from 10 pages" in first.log
+
+
+def test_articles_match_the_gold_text(learned) -> None:
+    _, first, _, _ = learned
+    snapshot = SiteSnapshot(DEMO_SITE)
+    by_path = {path: page_id for page_id, path in snapshot.path_of.items()}
+    scores = []
+    for item in first.items:
+        page_id = by_path["/" + item["url"].split("/", 3)[3]]
+        gold = snapshot.gold_path(page_id).read_text("utf-8")
+        scores.append(score_text(item["text"], gold).f1)
+    assert sum(scores) / len(scores) > 0.6, scores  # measured: see the README
+    assert all(item["title"] and item["html"].startswith("<") for item in first.items)
+
+
+def test_a_later_crawl_loads_the_saved_model(learned) -> None:
+    _, _, again, _ = learned
+    assert again.returncode == 0, again.log[-3000:]
+    assert len(again.items) == 4
+    assert "using the saved model" in again.log
+    assert "holding pages" not in again.log
+
+
+def test_a_site_too_small_to_learn_falls_back_to_text_density(learned) -> None:
+    _, _, _, small = learned
+    assert small.returncode == 0, small.log[-3000:]
+    assert len(small.items) == 2
+    assert {item["method"] for item in small.items} == {"density"}
+    assert all("only 2 pages" in item["method_note"] for item in small.items)
+    assert all(item["text"] for item in small.items)
