@@ -108,7 +108,7 @@ def run_site_method(
                 model_dir=str(args.models) if args.models else None,
             )
         )
-    progress = Progress(f"{method} (sites)", len(jobs), every_s=10)
+    progress = Progress(method, len(jobs), every_s=10, unit="sites")
     outcomes = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for outcome in pool.map(run_site_job, jobs):

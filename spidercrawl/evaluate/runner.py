@@ -153,8 +153,8 @@ def run_page_task(task: PageTask) -> PageRecord:
 class Progress:
     """A log line every few seconds: how far a method has got and how fast."""
 
-    def __init__(self, label: str, total: int, every_s: float = 5.0) -> None:
-        self.label, self.total, self.every_s = label, total, every_s
+    def __init__(self, label: str, total: int, every_s: float = 5.0, unit: str = "pages") -> None:
+        self.label, self.total, self.every_s, self.unit = label, total, every_s, unit
         self.done = 0
         self.started = self.last = time.monotonic()
 
@@ -164,7 +164,7 @@ class Progress:
         if now - self.last >= self.every_s or self.done == self.total:
             self.last = now
             rate = self.done / max(now - self.started, 1e-9)
-            logger.info("%s: %d/%d pages (%.1f pages/s)", self.label, self.done, self.total, rate)
+            logger.info("%s: %d/%d %s (%.1f/s)", self.label, self.done, self.total, self.unit, rate)
 
 
 def run_page_method(
