@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from spidercrawl.extract.article import block_indices, cold_start_extraction
 from spidercrawl.extract.structure import paragraphs_html, paragraphs_text
 from spidercrawl.learn.blocks import page_blocks
@@ -16,10 +18,18 @@ DEFAULT_CROSS_SITE_MODEL = PROJECT_ROOT / "models" / "_cross_site"
 
 
 class UnseenExtractor:
-    """Blocks the cross-site model calls content, and those text density keeps."""
+    """Text density's blocks, less those the cross-site model firmly calls boilerplate.
 
-    def __init__(self, model: SiteModel) -> None:
+    Text density decides the region (it needs no training and measured best on sites never
+    seen); the cross-site SVM only vetoes blocks whose margin is ``veto_margin`` below the
+    region's median (navigation-like blocks inside the region). The veto is relative:
+    margins shift from one site's styling to another's. Where text density finds nothing, the
+    blocks the SVM calls content are used.
+    """
+
+    def __init__(self, model: SiteModel, veto_margin: float = 1.0) -> None:
         self.model = model
+        self.veto_margin = veto_margin
 
     @staticmethod
     def available(folder: Path | None = None) -> bool:
@@ -33,7 +43,12 @@ class UnseenExtractor:
         blocks = page_blocks(page)
         margins = self.model.decision(blocks)
         density = block_indices(cold_start_extraction(page))
-        chosen = [b for b, m in zip(blocks, margins, strict=True) if m > 0 and b.index in density]
+        region = [(b, m) for b, m in zip(blocks, margins, strict=True) if b.index in density]
+        if region:
+            typical = float(np.median([m for _, m in region]))
+            chosen = [b for b, m in region if m > typical - self.veto_margin]
+        else:
+            chosen = [b for b, m in zip(blocks, margins, strict=True) if m > 0]
         paragraphs = block_paragraphs(chosen)
         return Extraction(
             paragraphs_text(paragraphs),
