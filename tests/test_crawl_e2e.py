@@ -144,7 +144,7 @@ def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_pa
     with serving(site, handler_class=TroubleHandler) as server:
         result = run_crawl(
             "trouble.example", server.base_url, tmp_path / "out.jsonl",
-            "-a", "render=all", "-s", "RENDER_TIMEOUT=3", "-s", "RETRY_TIMES=0",
+            "-a", "render=all", "-s", "RENDER_TIMEOUT=6", "-s", "RETRY_TIMES=0",
         )  # fmt: skip
     assert result.returncode == 0, result.log[-3000:]
     by_name = {item["url"].rsplit("/", 1)[-1]: item for item in result.items}
