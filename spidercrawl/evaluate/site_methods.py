@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
+import resource
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -94,8 +95,6 @@ def _score_with(
 
 def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> SiteModel | None:
     """A model of the site from ``train_ids``, or None when they cannot teach one."""
-    import resource
-
     pages = [job.pages[i] for i in train_ids if i in job.pages]
     started = time.perf_counter()
     try:
