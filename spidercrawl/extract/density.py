@@ -118,7 +118,7 @@ def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> 
             element.drop_tree()  # keeps the tail text, which belongs to the parent
 
 
-def _body(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+def body_of(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
     body = root.find("body") if root.tag == "html" else None
     if body is None:
         body = next(root.iter("body"), None)
@@ -219,7 +219,7 @@ class DensityExtractor:
     def extract_tree(self, root: lxml.html.HtmlElement) -> DensityResult:
         """Extract from a parsed document (it is modified: invisible elements are removed)."""
         remove_invisible(root, self.render_aware)
-        body = _body(root)
+        body = body_of(root)
         measure = TextDensity(body)
         if not measure.chars[0]:
             return DensityResult(self.method, reason="the page has no visible text")

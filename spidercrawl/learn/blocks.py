@@ -6,11 +6,13 @@ by our crawler, and the published 2013 renders, which lack link counts) look the
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+DENSITY_FEATURES = ("text_density", "composite_density")  # log1p of CETD's TD and CTD
 _LINK = re.compile(r"<a\b[^>]*>(.*?)</a>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 
@@ -74,8 +76,39 @@ def _link_stats(html: str) -> tuple[int, int]:
     return chars, len(links)
 
 
+def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
+    """Block number -> (text density, composite text density) of its element (CETD).
+
+    The capture script marks each block's element with ``data-sc-block``; text density runs
+    render-aware on the rendered DOM. Empty when the page has no usable rendered HTML.
+    """
+    from spidercrawl.extract.density import TextDensity, body_of, remove_invisible
+    from spidercrawl.extract.html import UnusableDocumentError, parse_html
+
+    try:
+        root = parse_html(rendered_html)
+    except UnusableDocumentError:
+        return {}
+    remove_invisible(root)
+    measure = TextDensity(body_of(root))
+    densities = {}
+    for i, element in enumerate(measure.nodes):
+        number = element.get("data-sc-block")
+        if number is not None and number.isdigit():
+            densities[int(number)] = (
+                math.log1p(measure.text_density[i]),
+                math.log1p(max(measure.composite_density[i], 0.0)),
+            )
+    return densities
+
+
 def page_blocks(page: Mapping[str, Any], page_number: int = 0) -> list[Block]:
-    """The non-empty text blocks of one page item (or ziyan-spider page)."""
+    """The non-empty text blocks of one page item (or ziyan-spider page).
+
+    Pages with ``rendered_html`` (our crawls) also get each block's text densities in
+    ``extra``; the ziyan-spider data has no HTML, and its blocks get zeros.
+    """
+    densities = block_densities(page["rendered_html"]) if page.get("rendered_html") else {}
     body = page.get("body") or {}
     body_bound = body.get("bound") or {}
     page_width = float(body_bound.get("width") or (page.get("viewport") or {}).get("width") or 1)
@@ -114,6 +147,7 @@ def page_blocks(page: Mapping[str, Any], page_number: int = 0) -> list[Block]:
                 html_tags=html.count("<") - html.count("</"),
                 page_width=max(page_width, 1.0),
                 page_height=max(page_height, 1.0),
+                extra=dict(zip(DENSITY_FEATURES, densities.get(index, (0.0, 0.0)), strict=True)),
             )
         )
     return blocks

@@ -11,7 +11,8 @@ Groups (``FEATURE_GROUPS``):
   clustering sees it.
 * ``css``: computed CSS values that differ from body's (``font-size=18px``...), one-hot.
 * ``geometry``: position and size relative to the page width / height.
-* ``density``: link density, links per word, tags per character (text density).
+* ``density``: link density, links per word, tags per character, and CETD's text density
+  and composite text density of the block's element (log scale; zero without rendered HTML).
 
 Discrete values are one-hot over a vocabulary fitted on the site (``DictVectorizer``);
 continuous ones are standardised (``StandardScaler``). ``CROSS_SITE_GROUPS`` are those whose
@@ -30,7 +31,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.preprocessing import StandardScaler
 
-from spidercrawl.learn.blocks import Block
+from spidercrawl.learn.blocks import DENSITY_FEATURES, Block
 
 FEATURE_GROUPS = ("text", "tag_path", "selector", "css", "geometry", "density")
 CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic")
@@ -75,7 +76,7 @@ def _continuous(block: Block, groups: Sequence[str]) -> list[float]:
             block.link_chars / chars,
             block.link_count / max(len(block.text.split()), 1),
             block.html_tags / chars,
-            *(block.extra.get(name, 0.0) for name in ("text_density", "composite_density")),
+            *(block.extra.get(name, 0.0) for name in DENSITY_FEATURES),
         ]
     return values
 
