@@ -8,7 +8,10 @@
    title that repeats the description (measured: relevance^(1/2) picks the standfirst on
    the demo site; dragnet F1 0.797 vs 0.793). Summed per cluster over the *whole site*,
    the best cluster is the content. On one page the best cluster is
-   sometimes the comments; summed over the site, the article paragraphs win.
+   sometimes the comments; summed over the site, the article paragraphs win. Each piece's
+   weight also fades with its distance below the page's *anchor*, the block that best
+   matches the description (the headline or standfirst): the article starts right below
+   it, comments and related stories far below.
 3. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
    are not mostly links and are relevant join the content: quotes, sub-headings, lists
    and captions, which look different from body text.
@@ -20,6 +23,7 @@ outside links is taken (text density), and the labels say so in ``basis_``.
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -32,6 +36,9 @@ from spidercrawl.learn.relevance import site_relevance
 logger = logging.getLogger(__name__)
 
 BOX_TOLERANCE_PX = 8.0
+# How fast a cluster's weight fades with its distance below the page's anchor (measured on
+# dragnet: 500 px 0.824, 1000 px 0.826, 3000 px 0.822, none 0.794).
+ANCHOR_DECAY_PX = 1000.0
 
 
 def page_reference(page: Mapping[str, Any]) -> str | None:
@@ -87,6 +94,7 @@ class AutoLabeler:
             on_pages = [page for _, page in keys]
             relevance = site_relevance(texts, on_pages, references, self.similarity)
             weights = np.clip(relevance, 0.0, None) ** 0.25 * np.sqrt(amounts)
+            weights = weights * self._closeness_to_anchor(blocks, keys, pieces)
         else:
             weights = np.sqrt(amounts)
         totals: dict[int, float] = defaultdict(float)
@@ -99,6 +107,27 @@ class AutoLabeler:
         labels = clusters == self.content_cluster_
         self.labels_ = self._join_inside(blocks, clusters, labels, self.scores_)
         return self
+
+    def _closeness_to_anchor(
+        self,
+        blocks: Sequence[Block],
+        keys: list[tuple[int, int]],
+        pieces: Mapping[tuple[int, int], list[Block]],
+    ) -> np.ndarray:
+        """exp(-gap / ANCHOR_DECAY_PX) per (cluster, page) piece: the article starts right
+        below the block that best matches the description; comments start after it."""
+        anchor_top: dict[int, float] = {}
+        best: dict[int, float] = {}
+        for block, score in zip(blocks, self.scores_, strict=True):
+            if score > best.get(block.page, 0.0):
+                best[block.page] = score
+                anchor_top[block.page] = block.top
+        closeness = []
+        for key in keys:
+            first = min(block.top for block in pieces[key])
+            gap = max(0.0, first - anchor_top.get(key[1], first))
+            closeness.append(math.exp(-gap / ANCHOR_DECAY_PX))
+        return np.array(closeness)
 
     def _join_inside(
         self, blocks: Sequence[Block], clusters: np.ndarray, labels: np.ndarray, weight: np.ndarray
