@@ -166,12 +166,15 @@ def build_article(rng: random.Random, number: int, day: date) -> dict:
         body.append(("ul", [sentence(rng, topic) for _ in range(3)]))
     body.append(("h2", "What happens next"))
     body += [("p", paragraph(rng, topic)) for _ in range(rng.randint(1, 3))]
+    description = sentence(rng, topic)
+    # As in real news, the lede restates the standfirst before going on.
+    body[0] = ("p", f"{description} {body[0][1]}")
     return {
         "id": f"{number:03d}",
         "section": section,
         "topic": topic,
         "headline": headline,
-        "description": sentence(rng, topic),
+        "description": description,
         "author": AUTHORS[number % len(AUTHORS)],
         "date": day,
         "body": body,
