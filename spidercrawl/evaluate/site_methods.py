@@ -19,7 +19,7 @@ import logging
 import random
 import resource
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,11 +68,15 @@ def _shuffled(ids: Sequence[str]) -> list[str]:
     return ids
 
 
-def _score_with(
-    job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
+def _score_pages(
+    job: SiteJob,
+    page_ids: Sequence[str],
+    extract: Callable[[dict[str, Any]], tuple[str, str]],
+    note: str = "",
 ) -> list[PageRecord]:
+    """Score ``extract(page) -> (text, note or "")`` on each page; missing pages score empty."""
     records = []
-    for page_id in test_ids:
+    for page_id in page_ids:
         record = PageRecord(job.dataset, job.site, page_id, job.method, note=note)
         page = job.pages.get(page_id)
         gold = _gold(job, page_id)
@@ -81,16 +85,25 @@ def _score_with(
             records.append(score_record(record, "", gold))
             continue
         started = time.perf_counter()
-        if model is None:
-            text = cold_start_extraction(page).text
-        else:
-            extraction, how = learned_extraction(page, model)
-            text = extraction.text
-            if how != "learned":
-                record.note = how
+        text, page_note = extract(page)
         record.seconds = time.perf_counter() - started
+        record.note = page_note or record.note
         records.append(score_record(record, text, gold))
     return records
+
+
+def _score_with(
+    job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
+) -> list[PageRecord]:
+    """Score a site model (text density when there is none), as the crawl would extract."""
+
+    def extract(page: dict[str, Any]) -> tuple[str, str]:
+        if model is None:
+            return cold_start_extraction(page).text, ""
+        extraction, how = learned_extraction(page, model)
+        return extraction.text, ("" if how == "learned" else how)
+
+    return _score_pages(job, test_ids, extract, note)
 
 
 def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> SiteModel | None:
@@ -143,20 +156,11 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
     from spidercrawl.extract.unseen import UnseenExtractor
 
     extractor = UnseenExtractor.load(Path(job.model_dir) if job.model_dir else None)
-    outcome = SiteOutcome()
-    for page_id in sorted(job.page_ids):
-        record = PageRecord(job.dataset, job.site, page_id, job.method)
-        page = job.pages.get(page_id)
-        gold = _gold(job, page_id)
-        if page is None:
-            record.note = "not rendered by the crawl"
-            outcome.records.append(score_record(record, "", gold))
-            continue
-        started = time.perf_counter()
-        text = extractor.extract(page).text
-        record.seconds = time.perf_counter() - started
-        outcome.records.append(score_record(record, text, gold))
-    return outcome
+
+    def extract(page: dict[str, Any]) -> tuple[str, str]:
+        return extractor.extract(page).text, ""
+
+    return SiteOutcome(records=_score_pages(job, sorted(job.page_ids), extract))
 
 
 SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen}
