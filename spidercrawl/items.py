@@ -49,7 +49,10 @@ class PageItem(scrapy.Item):
     hidden_text_chars = scrapy.Field()  # characters of text the browser did not show
     blocks_truncated = scrapy.Field()  # more than CAPTURE_MAX_BLOCKS blocks: the rest dropped
     rendered_html = scrapy.Field()  # DOM after rendering, blocks marked data-sc-block="i"
+    # (the raw HTML when capture_mode is "http")
     discovered_by = scrapy.Field()  # sitemap, news-sitemap, feed, link, start
+    capture_mode = scrapy.Field()  # "browser" (rendered, blocks) or "http" (fast path, no blocks)
+    fast_path_rejected = scrapy.Field()  # why the fast path sent this page to the browser
     crawled_at = scrapy.Field()  # ISO 8601, UTC
 
 

@@ -29,6 +29,8 @@ RETRY_TIMES = 1
 
 ADDONS = {"spidercrawl.capture.browser.RenderAddon": 0}
 DOWNLOADER_MIDDLEWARES = {
+    # Before the capture middleware: it may turn a render request into a plain one.
+    "spidercrawl.capture.fast_path.FastPathMiddleware": 940,
     "spidercrawl.capture.middleware.BlockCaptureMiddleware": 950,
 }
 
@@ -73,6 +75,12 @@ LEARN_SIMILARITY = "lcs"  # auto-labeling relevance: "lcs" (token LCS) or "tfidf
 LEARN_DBSCAN_EPS = None  # None: the knee of the k-distance curve (see learn/cluster.py)
 LEARN_DBSCAN_MIN_PAGE_SHARE = 0.3  # a cluster needs blocks on this share of the pages
 LEARN_SEED = 0  # seeds the SVM: the same pages give the same model
+MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versions/
+
+# --- Fast path and template drift (capture/fast_path.py, pipelines/learning.py) ----------
+FAST_PATH_ENABLED = True  # learned sites with usable rules: plain HTTP + rules, no browser
+DRIFT_WINDOW = 10  # the last pages of a site judged for template drift
+DRIFT_MAX_FAILURE_SHARE = 0.5  # this share of them failing the rules/model: learn again
 
 # Where articles go when no -o/-O is given: one JSON Lines file per site, appended.
 FEEDS = {"output/%(site)s/articles.jsonl": {"format": "jsonlines", "encoding": "utf-8"}}

@@ -48,5 +48,8 @@ def build_page_item(
         if field in capture:
             item[field] = capture[field]
     item.setdefault("texts", [])
+    item["capture_mode"] = capture.get("capture_mode", "browser")
+    if response.meta.get("fast_path_rejected"):
+        item["fast_path_rejected"] = response.meta["fast_path_rejected"]
     item["rendered_html"] = response.text if keep_html else ""
     return item

@@ -116,8 +116,6 @@ def check_page_method(name: str) -> None:
 
 def check_site_method(name: str, models: Path | None = None) -> None:
     """Raise :class:`MethodUnavailableError` if the site method ``name`` cannot run here."""
-    if name == "rules":
-        raise MethodUnavailableError("rules are not built yet (extraction rules issue)")
     if name == "unseen":
         from spidercrawl.extract.unseen import UnseenExtractor
 

@@ -1,4 +1,4 @@
-"""Methods that need a whole crawled site: ``learned`` and ``unseen``.
+"""Methods that need a whole crawled site: ``learned``, ``rules`` and ``unseen``.
 
 ``learned`` is spidercrawl on a site it knows: the snapshot is crawled with the real
 ``scrapy crawl news`` (see :mod:`spidercrawl.evaluate.crawl`), a :class:`SiteModel` is
@@ -6,6 +6,10 @@ learned from some pages without labels, and the other pages are extracted and sc
 With ``folds`` K every page is scored once by a model that did not see it; with
 ``train_pages`` N the model learns from N pages and the rest are scored. The learning curve
 (N = 2, 5, 10, 20, test on the rest) is measured alongside.
+
+``rules`` is the crawl's fast path on a learned site: the model's extraction rules on each
+held-out page's raw HTML, and the rendered page with the model where the rules' check
+fails (each page's ``note`` says which; same folds as ``learned``).
 
 ``unseen`` is spidercrawl on a site it has no model for: the shipped cross-site model and
 text density, page by page (:mod:`spidercrawl.extract.unseen`).
@@ -27,6 +31,7 @@ from typing import Any
 from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.snapshot import SiteSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -128,14 +133,18 @@ def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> Site
     return model
 
 
-def run_learned(job: SiteJob) -> SiteOutcome:
-    outcome = SiteOutcome()
+Scorer = Callable[[SiteJob, SiteModel | None, Sequence[str], str], list[PageRecord]]
+
+
+def _held_out(job: SiteJob, outcome: SiteOutcome, score: Scorer) -> list[str]:
+    """Score every held-out page (k folds, or train on N and test on the rest); returns
+    the site's page IDs in their shuffled order."""
     ids = _shuffled(job.page_ids)
     if job.train_pages:
         train, test = ids[: job.train_pages], ids[job.train_pages :]
         model = _learn(job, train, outcome)
         note = f"trained on {len(train)} pages" if model else "text density (no model)"
-        outcome.records = _score_with(job, model, test, note)
+        outcome.records = score(job, model, test, note)
     else:
         folds = max(2, min(job.folds or DEFAULT_FOLDS, len(ids)))
         for fold in range(folds):
@@ -143,7 +152,45 @@ def run_learned(job: SiteJob) -> SiteOutcome:
             train = [i for i in ids if i not in test]
             model = _learn(job, train, outcome)
             note = f"fold {fold + 1}/{folds}" if model else "text density (no model)"
-            outcome.records += _score_with(job, model, test, note)
+            outcome.records += score(job, model, test, note)
+    return ids
+
+
+def _score_fast_path(
+    job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
+) -> list[PageRecord]:
+    """Score the crawl's fast path: the rules on the page's raw HTML (as a plain HTTP
+    fetch gets it) when they pass their check, else the rendered page and the model."""
+    snapshot = SiteSnapshot(Path(job.site_root))
+    rules = getattr(model, "rules_", None)
+    records = []
+    for page_id in test_ids:
+        page = job.pages.get(page_id) or {}
+        if rules is None or not rules.usable:
+            records += _score_with(job, model, [page_id], note or "no usable rules")
+            continue
+        started = time.perf_counter()
+        result = rules.extract(snapshot.page_bytes(page_id))
+        verdict = rules.check(result, next(iter(page.get("descriptions") or []), ""))
+        seconds = time.perf_counter() - started
+        if not verdict.ok:
+            records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")
+            continue
+        record = PageRecord(job.dataset, job.site, page_id, job.method, note="fast path")
+        record.seconds = seconds
+        records.append(score_record(record, result.text, _gold(job, page_id)))
+    return records
+
+
+def run_rules(job: SiteJob) -> SiteOutcome:
+    outcome = SiteOutcome()
+    _held_out(job, outcome, _score_fast_path)
+    return outcome
+
+
+def run_learned(job: SiteJob) -> SiteOutcome:
+    outcome = SiteOutcome()
+    ids = _held_out(job, outcome, _score_with)
     for n in LEARNING_CURVE if job.learning_curve else ():
         if len(ids) > n:
             model = _learn(job, ids[:n], outcome)
@@ -163,7 +210,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
     return SiteOutcome(records=_score_pages(job, sorted(job.page_ids), extract))
 
 
-SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen}
+SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen, "rules": run_rules}
 
 
 def run_site_job(job: SiteJob) -> SiteOutcome:

@@ -34,6 +34,7 @@ from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler
+from spidercrawl.learn.rules import ExtractionRules
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +118,18 @@ class SiteModel(BaseEstimator):
     def fit(self, pages: Sequence[Mapping[str, Any]], y: object = None) -> SiteModel:
         started = time.perf_counter()
         blocks, labels = self.auto_label(pages)
-        return self.fit_labeled(blocks, labels, pages=len(pages), started=started)
+        self.fit_labeled(blocks, labels, pages=len(pages), started=started)
+        self.fit_rules(pages, blocks)
+        return self
+
+    def fit_rules(self, pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block]) -> None:
+        """Consolidate the selectors of the blocks the SVM calls content into extraction
+        rules (the fast path: raw HTML, no browser)."""
+        started = time.perf_counter()
+        margins = self.decision(blocks)
+        chosen = [(b.page, b.index) for b, m in zip(blocks, margins, strict=True) if m > 0]
+        self.rules_ = ExtractionRules().fit(pages, chosen)
+        self.training_["rules_seconds"] = round(time.perf_counter() - started, 3)
 
     def fit_labeled(
         self,
@@ -188,6 +200,7 @@ class SiteModel(BaseEstimator):
             },
             "training": self.training_,
             "clustering": getattr(self, "clustering_", None),
+            "rules": self.rules_.summary() if getattr(self, "rules_", None) else None,
         }
 
     def save(self, folder: Path | str) -> Path:

@@ -10,17 +10,27 @@ the crawl (and at the latest when the spider closes): learned from what there is
 is at least ``LEARN_MIN_PAGES_AT_END`` pages, else extracted by text density. Each article
 says which method made it and why, so no page is dropped silently.
 
+Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.capture.fast_path`) are
+cut by the model's extraction rules (``method: rules``).
+
+Template drift: of the last ``DRIFT_WINDOW`` pages of a site with a model, the pipeline
+counts those the model did not fit (the fast path gave them up, or the classifier found
+almost nothing). When that share reaches ``DRIFT_MAX_FAILURE_SHARE``, the site changed its
+template: the model in use is archived as a dated version, the fast path stops for the
+site, and a new model is learned from the recent rendered pages plus the next ones.
+
 Settings (defaults in ``spidercrawl/settings.py``): ``LEARN_ENABLED``, ``LEARN_MIN_PAGES``,
-``LEARN_MIN_PAGES_AT_END``, ``MODELS_DIR``, ``LEARN_SIMILARITY``, ``LEARN_DBSCAN_EPS``,
-``LEARN_DBSCAN_MIN_PAGE_SHARE``, ``LEARN_SEED``.
+``LEARN_MIN_PAGES_AT_END``, ``MODELS_DIR``, ``MODEL_VERSIONS_KEPT``, ``LEARN_SIMILARITY``,
+``LEARN_DBSCAN_EPS``, ``LEARN_DBSCAN_MIN_PAGE_SHARE``, ``LEARN_SEED``, ``DRIFT_WINDOW``,
+``DRIFT_MAX_FAILURE_SHARE``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,15 +45,10 @@ from twisted.internet import task
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.store import ModelStore
+from spidercrawl.signals import site_model_changed
 
 logger = logging.getLogger(__name__)
-
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def model_folder(models_dir: Path, site: str) -> Path:
-    """``MODELS_DIR/<site>``, with the site name made safe as a folder name."""
-    return models_dir / (_UNSAFE_NAME.sub("_", site).strip("._") or "site")
 
 
 @dataclass
@@ -54,6 +59,11 @@ class SiteState:
     held: list[tuple[dict[str, Any], asyncio.Future]] = field(default_factory=list)
     settled: bool = False  # a model is in use, or the site fell back to text density
     fallback_reason: str = ""
+    # Template drift: did the model fit each recent page; recent rendered pages that it
+    # did not fit (what a new model learns from); pages already used to learn anew.
+    fits: deque[bool] = field(default_factory=deque)
+    misfits: deque[dict[str, Any]] = field(default_factory=deque)
+    relearning_from: list[dict[str, Any]] = field(default_factory=list)
 
 
 def article_item(
@@ -92,7 +102,11 @@ class SiteLearningPipeline:
         self.crawler = crawler
         self.min_pages = max(1, settings.getint("LEARN_MIN_PAGES"))
         self.min_pages_at_end = max(1, settings.getint("LEARN_MIN_PAGES_AT_END"))
-        self.models_dir = Path(settings.get("MODELS_DIR"))
+        self.store = ModelStore(
+            Path(settings.get("MODELS_DIR")), settings.getint("MODEL_VERSIONS_KEPT", 5)
+        )
+        self.drift_window = max(1, settings.getint("DRIFT_WINDOW", 10))
+        self.drift_share = settings.getfloat("DRIFT_MAX_FAILURE_SHARE", 0.5)
         eps = settings.get("LEARN_DBSCAN_EPS")
         self.model_params = {
             "similarity": settings.get("LEARN_SIMILARITY"),
@@ -128,38 +142,33 @@ class SiteLearningPipeline:
         site = str(page.get("site") or "unknown")
         state = self.sites.get(site)
         if state is None:
-            state = self.sites[site] = SiteState(model=self._saved_model(site))
+            state = self.sites[site] = SiteState(model=self.store.load(site))
             state.settled = state.model is not None
+            if state.model is not None:
+                logger.info(
+                    "%s: using the saved model %s from %s",
+                    site, state.model.version_, self.store.folder(site),
+                )  # fmt: skip
         if state.settled:
-            return self._extract(page, state)
+            article = self._extract(page, state)
+            self._watch_drift(site, state, page, article)
+            return article
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         state.held.append((page, future))
         if len(state.held) == 1:
             logger.info(
                 "%s: no model yet; holding pages until %d have arrived", site, self.min_pages
             )
-        if len(state.held) >= self.min_pages:
+        if len(state.held) + len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, f"{len(state.held)} pages arrived")
         return await future
 
     # -- learning ---------------------------------------------------------------------------
-    def _saved_model(self, site: str) -> SiteModel | None:
-        folder = model_folder(self.models_dir, site)
-        if not SiteModel.exists(folder):
-            return None
-        try:
-            model = SiteModel.load(folder)
-        except Exception as error:  # a broken or old model file: learn again
-            logger.warning(
-                "%s: cannot load the model in %s (%s); learning anew", site, folder, error
-            )
-            return None
-        logger.info("%s: using the saved model %s from %s", site, model.version_, folder)
-        return model
-
     def _settle(self, site: str, state: SiteState, why: str) -> None:
         """Learn from the held pages (or fall back) and release them as articles."""
-        pages = [page for page, _ in state.held]
+        pages = [page for page, _ in state.held if page.get("texts")]
+        pages = state.relearning_from + pages
+        state.relearning_from = []
         state.settled = True
         if len(pages) >= min(self.min_pages, self.min_pages_at_end):
             started = time.perf_counter()
@@ -168,11 +177,14 @@ class SiteLearningPipeline:
             except ValueError as error:
                 state.fallback_reason = f"could not learn from {len(pages)} pages: {error}"
             else:
-                folder = state.model.save(model_folder(self.models_dir, site))
+                folder = self.store.save(site, state.model)
                 logger.info(
                     "%s: learned a model from %d pages (%s) in %.1f s; saved to %s",
                     site, len(pages), why, time.perf_counter() - started, folder,
                 )  # fmt: skip
+                self.crawler.signals.send_catch_log(
+                    signal=site_model_changed, site=site, model=state.model
+                )
         else:
             state.fallback_reason = (
                 f"only {len(pages)} pages (fewer than LEARN_MIN_PAGES_AT_END="
@@ -198,11 +210,48 @@ class SiteLearningPipeline:
         if held and _only_held_items_left(self.crawler, held):
             self._settle_all("no more pages are coming")
 
+    # -- template drift ---------------------------------------------------------------------
+    def _watch_drift(
+        self, site: str, state: SiteState, page: dict[str, Any], article: ArticleItem
+    ) -> None:
+        """Record whether the model fitted this page; learn anew when it keeps failing."""
+        if state.model is None:
+            return
+        fitted = article["method"] in ("rules", "learned") and not page.get("fast_path_rejected")
+        state.fits.append(fitted)
+        if not fitted and page.get("texts"):
+            state.misfits.append(page)
+        while len(state.fits) > self.drift_window:
+            state.fits.popleft()
+        while len(state.misfits) > self.min_pages:
+            state.misfits.popleft()
+        failures = state.fits.count(False)
+        if len(state.fits) < self.drift_window or failures < self.drift_share * len(state.fits):
+            return
+        archived = self.store.archive(site)
+        logger.warning(
+            "%s: the model %s no longer fits the site (%d of the last %d pages failed): the "
+            "template changed; learning again from recent pages (old model kept in %s)",
+            site, state.model.version_, failures, len(state.fits), archived,
+        )  # fmt: skip
+        self.crawler.stats.inc_value("spidercrawl/learn/relearned_sites")
+        state.model, state.settled = None, False
+        state.relearning_from = list(state.misfits)
+        state.fits.clear()
+        state.misfits.clear()
+        self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=None)
+
     def _extract(self, page: dict[str, Any], state: SiteState) -> ArticleItem:
         stats = self.crawler.stats
-        if state.model is not None:
+        note = page.get("fast_path_rejected") or ""
+        if note:
+            note = f"rendered: the fast path failed ({note})"
+        if page.get("capture_mode") == "http":
+            extraction, method, note = _extract_plain(page, state)
+        elif state.model is not None:
             extraction, method = learned_extraction(page, state.model)
-            note = "" if method == "learned" else "the model found almost nothing on this page"
+            if method != "learned":
+                note = "; ".join(filter(None, [note, "the model found almost nothing here"]))
         else:
             extraction, method, note = cold_start_extraction(page), "density", state.fallback_reason
             if not extraction.text and extraction.reason:
@@ -212,6 +261,23 @@ class SiteLearningPipeline:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
         return article_item(page, extraction, method, state.model, note)
+
+
+def _extract_plain(page: dict[str, Any], state: SiteState) -> tuple[Any, str, str]:
+    """A page fetched plainly (fast path): the model's rules, else text density on its HTML
+    (the model changed while the page was on its way)."""
+    rules = getattr(state.model, "rules_", None)
+    if rules is not None and rules.usable:
+        extraction = rules.extract(page.get("rendered_html") or "")
+        descriptions = page.get("descriptions") or [""]
+        verdict = rules.check(extraction, descriptions[0])
+        if verdict.ok:
+            extraction.confidence = round(rules.precision_, 3)
+            return extraction, "rules", ""
+        why = f"fetched without a browser; the rules failed ({verdict.reason})"
+    else:
+        why = "fetched without a browser while the site's model changed"
+    return cold_start_extraction(page), "density", why
 
 
 def _only_held_items_left(crawler: Crawler, held: int) -> bool:

@@ -239,8 +239,9 @@ class NewsSpider(scrapy.Spider):
             discovered_by=response.meta.get("discovered_by", "link"),
             keep_html=self.keep_html,
         )
-        stats.inc_value("spidercrawl/pages/rendered")
-        if not item["texts"]:
+        rendered = item["capture_mode"] == "browser"
+        stats.inc_value("spidercrawl/pages/rendered" if rendered else "spidercrawl/pages/fast_path")
+        if not item["texts"] and rendered:
             stats.inc_value("spidercrawl/pages/no_text_blocks")
             logger.warning("No visible text blocks on %s (empty page?)", response.url)
         if item.get("blocks_truncated"):
@@ -251,9 +252,11 @@ class NewsSpider(scrapy.Spider):
                 len(item["texts"]),
             )
         stats.max_value("spidercrawl/pages/max_blocks", len(item["texts"]))
-        rendered = stats.get_value("spidercrawl/pages/rendered")
-        if rendered % 25 == 0:
-            logger.info("%s: %d pages rendered", self.site, rendered)
+        done = _pages_done(stats)
+        if sum(done) % 25 == 0:
+            logger.info(
+                "%s: %d pages (%d rendered, %d by the fast path)", self.site, sum(done), *done
+            )
         yield item
         # Related-article links lead to more articles; other links go one level at most.
         yield from self._follow_links(response, hops=max(self.max_depth - 1, 0))
@@ -277,21 +280,30 @@ class NewsSpider(scrapy.Spider):
 
     def closed(self, reason: str) -> None:
         stats = self.crawler.stats
-        rendered = stats.get_value("spidercrawl/pages/rendered", 0)
+        rendered, fast = _pages_done(stats)
         failed = stats.get_value("spidercrawl/pages/failed", 0)
         logger.info(
-            "%s: %d pages rendered, %d failed, %d scheduled (%s)",
+            "%s: %d pages rendered, %d by the fast path, %d failed, %d scheduled (%s)",
             self.site,
             rendered,
+            fast,
             failed,
             len(self._scheduled),
             reason,
         )
-        if not rendered and self._scheduled:
+        if not rendered and not fast and self._scheduled:
             logger.error(
                 "No page of %s could be rendered: is Chromium installed and the site reachable?",
                 self.site,
             )
+
+
+def _pages_done(stats: Any) -> tuple[int, int]:
+    """(pages rendered, pages fetched by the fast path) so far."""
+    return (
+        stats.get_value("spidercrawl/pages/rendered", 0),
+        stats.get_value("spidercrawl/pages/fast_path", 0),
+    )
 
 
 def _describe_failure(failure: Failure) -> str:

@@ -1,0 +1,115 @@
+"""The fast path: pages of a learned site are fetched plainly and cut by its rules.
+
+Rendering is the slowest part of a crawl by far. For a site whose model (saved under
+``MODELS_DIR/<site>/``, or just learned in this crawl) has usable extraction rules, this
+middleware turns the spider's render requests into plain HTTP requests. When the response
+comes back it applies the rules and checks the result against what the site's articles
+look like (:meth:`ExtractionRules.check`). A page that passes reaches the spider with the
+metadata of its raw HTML (``capture_mode = "http"``, no blocks); a page that fails (the
+rules match nothing or too much, the text needs JavaScript, the template changed) is sent
+back to the browser, and its page item says why (``fast_path_rejected``).
+
+Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``.
+Stats: ``spidercrawl/fast_path/accepted`` and ``.../rejected``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response, TextResponse
+
+from spidercrawl.capture.static import static_capture
+from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.rules import ExtractionRules
+from spidercrawl.learn.store import ModelStore
+from spidercrawl.signals import site_model_changed
+
+logger = logging.getLogger(__name__)
+
+
+class FastPathMiddleware:
+    """Plain fetch + extraction rules for learned sites; the browser for the rest."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not (settings.getbool("FAST_PATH_ENABLED") and settings.getbool("LEARN_ENABLED")):
+            raise NotConfigured("the fast path is off (FAST_PATH_ENABLED or LEARN_ENABLED)")
+        self.crawler = crawler
+        self.store = ModelStore(settings.get("MODELS_DIR"))
+        self.rules: dict[str, ExtractionRules | None] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FastPathMiddleware:
+        middleware = cls(crawler)
+        crawler.signals.connect(middleware.model_changed, signal=site_model_changed)
+        return middleware
+
+    def model_changed(self, site: str, model: SiteModel | None) -> None:
+        rules = _usable_rules(model)
+        self.rules[site] = rules
+        logger.info(
+            "%s: fast path %s",
+            site,
+            "on (plain HTTP + extraction rules)" if rules else "off (pages are rendered)",
+        )
+
+    def _rules_of(self, site: str) -> ExtractionRules | None:
+        if site not in self.rules:
+            self.rules[site] = _usable_rules(self.store.load(site))
+        return self.rules[site]
+
+    def _site(self, request: Request) -> str:
+        spider = self.crawler.spider
+        return str(request.meta.get("site") or getattr(spider, "site", "") or "")
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        meta = request.meta
+        if not meta.get("render") or "fast_path_rejected" in meta:
+            return None
+        if self._rules_of(self._site(request)) is None:
+            return None
+        meta["render"] = False
+        meta["fast_path"] = True
+        return None
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Request | Response:
+        if not request.meta.get("fast_path"):
+            return response
+        if response.status >= 400:
+            return response  # an HTTP error: the browser would get it too
+        site = self._site(request)
+        rules = self._rules_of(site)
+        if rules is None:  # the model was retired while the page was on its way
+            return _to_browser(request, "the site's template is being learned again")
+        if not isinstance(response, TextResponse):
+            return _to_browser(request, "not a text response")
+        capture = static_capture(response.text, response.url)
+        result = rules.extract(response.text)
+        verdict = rules.check(result, next(iter(capture["descriptions"]), ""))
+        stats = self.crawler.stats
+        if not verdict.ok:
+            stats.inc_value("spidercrawl/fast_path/rejected")
+            logger.info("%s: rendering %s instead (%s)", site, response.url, verdict.reason)
+            return _to_browser(request, verdict.reason)
+        stats.inc_value("spidercrawl/fast_path/accepted")
+        request.meta["capture"] = capture
+        return response
+
+
+def _usable_rules(model: SiteModel | None) -> ExtractionRules | None:
+    rules = getattr(model, "rules_", None)
+    return rules if rules is not None and rules.usable else None
+
+
+def _to_browser(request: Request, reason: str) -> Request:
+    """The same request, now for the browser, remembering why the fast path gave it up."""
+    meta: dict[str, Any] = {**request.meta, "render": True, "fast_path_rejected": reason}
+    meta.pop("fast_path", None)
+    return request.replace(meta=meta, dont_filter=True)

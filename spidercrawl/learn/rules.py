@@ -1,0 +1,419 @@
+"""Extraction rules: a learned site's content blocks as a few CSS-like selector paths.
+
+Seed 001, section 6: once a site is learned, the selector paths of its content blocks
+(tag, id and classes of every element from below ``<body>`` down to the block) are merged
+into a handful of rules that find the article in raw HTML, with no browser and no
+classifier. Two paths of equal length whose tags agree merge step by step, keeping the id
+where both have the same one and the classes both share::
+
+    body > div#a-386.article > div.p1 > p.p1.paragraph
+    body > div#a-2383.article > div.p9 > p.p9.paragraph
+    -> body > div.article > div > p.paragraph
+
+A merge is kept only if the merged rule still matches (almost) no non-content block of the
+training pages; merging repeats until nothing changes. Each rule keeps its precision and
+recall (in characters) on the training pages, and rules below ``min_precision`` are dropped.
+
+:class:`ExtractionRules` is fitted on the training pages and the content blocks the site
+model chose; ``extract(html)`` applies the rules to any HTML with parsel, and
+``check(...)`` says whether the result looks like the site's articles (text length in the
+learned range, links, share of the page, relevance to the description), so a page the
+rules do not fit can be rendered instead.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.html
+import numpy as np
+import parsel
+
+from spidercrawl.extract.density import body_of, remove_invisible
+from spidercrawl.extract.html import UnusableDocumentError, parse_html
+from spidercrawl.extract.structure import (
+    BLOCK_TAGS,
+    Paragraph,
+    element_paragraphs,
+    paragraphs_html,
+    paragraphs_text,
+)
+from spidercrawl.learn.relevance import lcs_relevance
+
+
+@dataclass(frozen=True)
+class Step:
+    """One element of a selector path: its tag, id ("" for any) and required classes."""
+
+    name: str
+    id: str = ""
+    classes: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, element: Mapping[str, Any]) -> Step:
+        """A step from the capture script's ``{name, id, classes}`` description."""
+        classes = frozenset(str(c) for c in element.get("classes") or [] if c)
+        return cls(str(element.get("name", "")).lower(), str(element.get("id") or ""), classes)
+
+    def covers(self, other: Step) -> bool:
+        """True when every element this step describes exactly also fits this step."""
+        return (
+            self.name == other.name
+            and (not self.id or self.id == other.id)
+            and self.classes <= other.classes
+        )
+
+    def merge(self, other: Step) -> Step | None:
+        if self.name != other.name:
+            return None
+        return Step(self.name, self.id if self.id == other.id else "", self.classes & other.classes)
+
+    def css(self) -> str:
+        return (
+            self.name
+            + (f"#{self.id}" if self.id else "")
+            + "".join(f".{c}" for c in sorted(self.classes))
+        )
+
+    def xpath(self) -> str:
+        tests = [f"@id={_xpath_literal(self.id)}"] if self.id else []
+        tests += [
+            f"contains(concat(' ', normalize-space(@class), ' '), {_xpath_literal(f' {c} ')})"
+            for c in sorted(self.classes)
+        ]
+        return self.name + (f"[{' and '.join(tests)}]" if tests else "")
+
+
+SelectorPath = tuple[Step, ...]
+
+
+def _xpath_literal(value: str) -> str:
+    """``value`` as an XPath string literal, whatever quotes it holds."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    parts = value.split("'")
+    return "concat(" + ', "\'", '.join(f"'{p}'" for p in parts) + ")"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A selector path from below ``<body>`` down to content blocks."""
+
+    steps: SelectorPath
+
+    def covers(self, path: SelectorPath) -> bool:
+        return len(path) == len(self.steps) and all(
+            step.covers(other) for step, other in zip(self.steps, path, strict=True)
+        )
+
+    def merge(self, other: Rule) -> Rule | None:
+        if len(other.steps) != len(self.steps):
+            return None
+        merged = []
+        for mine, theirs in zip(self.steps, other.steps, strict=True):
+            step = mine.merge(theirs)
+            if step is None:
+                return None
+            merged.append(step)
+        return Rule(tuple(merged))
+
+    @property
+    def css(self) -> str:
+        return " > ".join(["body", *(step.css() for step in self.steps)])
+
+    @property
+    def xpath(self) -> str:
+        """The rule as XPath from ``<body>``. A ``tbody`` step becomes optional: browsers
+        insert it into tables, raw HTML often lacks it."""
+        parts = ["//body"]
+        for step in self.steps:
+            parts.append("/" if step.name == "tbody" and not step.id else "/" + step.xpath())
+        return "".join(parts).replace("///", "//")
+
+
+def page_paths(page: Mapping[str, Any]) -> list[SelectorPath]:
+    """The selector path of every block of a page item, in block order."""
+    return [tuple(Step.of(s) for s in raw.get("selector") or []) for raw in page.get("texts") or []]
+
+
+def consolidate(
+    content: Mapping[SelectorPath, int],
+    other: Mapping[SelectorPath, int],
+    max_false_share: float = 0.02,
+) -> list[Rule]:
+    """Merge content paths (path -> characters) into rules that avoid the ``other`` paths.
+
+    Paths are merged greedily within groups of equal length and equal tags; a merge is
+    kept when the characters of non-content blocks it would match stay under
+    ``max_false_share`` of the content characters it matches. Repeats until stable.
+    """
+    groups: dict[tuple[str, ...], list[tuple[Rule, int]]] = defaultdict(list)
+    for path, chars in sorted(content.items(), key=lambda item: -item[1]):
+        groups[tuple(step.name for step in path)].append((Rule(path), chars))
+    others: dict[tuple[str, ...], list[tuple[SelectorPath, int]]] = defaultdict(list)
+    for path, chars in other.items():
+        others[tuple(step.name for step in path)].append((path, chars))
+
+    rules: list[Rule] = []
+    for names, members in groups.items():
+        negatives = others.get(names, [])
+        merged = [[rule, chars] for rule, chars in members]
+        changed = True
+        while changed:
+            changed = False
+            result: list[list] = []
+            for rule, chars in merged:
+                for slot in result:
+                    candidate = slot[0].merge(rule)
+                    if candidate is None:
+                        continue
+                    false = sum(c for path, c in negatives if candidate.covers(path))
+                    if false <= max_false_share * (slot[1] + chars):
+                        changed = changed or candidate != slot[0]
+                        slot[0], slot[1] = candidate, slot[1] + chars
+                        break
+                else:
+                    result.append([rule, chars])
+            changed = changed or len(result) < len(merged)
+            merged = result
+        rules.extend(rule for rule, _ in merged)
+    return rules
+
+
+@dataclass
+class RuleExtraction:
+    """What the rules found in one page's HTML."""
+
+    text: str = ""
+    html: str = ""
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    rules_matched: int = 0
+    page_chars: int = 0  # visible text of the whole page
+    link_chars: int = 0  # of the extracted text, characters inside links
+    reason: str = ""  # why nothing was extracted, when nothing was
+    confidence: float = 0.0  # set once the check passed: the rules' training precision
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+
+@dataclass
+class RuleCheck:
+    """The verdict on a rule extraction: ``ok``, or why not."""
+
+    ok: bool
+    reason: str = ""
+
+
+class ExtractionRules:
+    """Selector rules of one site, learned from its training pages' content blocks.
+
+    Parameters: ``min_precision`` (a rule below it on the training pages is dropped),
+    ``max_false_share`` (how much non-content a merge may pick up), ``min_recall`` (the
+    content share the rules must cover on the training pages to be usable at all).
+    """
+
+    def __init__(
+        self, min_precision: float = 0.95, max_false_share: float = 0.02, min_recall: float = 0.8
+    ) -> None:
+        self.min_precision = min_precision
+        self.max_false_share = max_false_share
+        self.min_recall = min_recall
+
+    def fit(
+        self, pages: Sequence[Mapping[str, Any]], content: Iterable[tuple[int, int]]
+    ) -> ExtractionRules:
+        """Learn rules from ``pages`` and their content blocks as (page, block index) pairs."""
+        chosen = set(content)
+        paths: list[tuple[SelectorPath, int, bool]] = []
+        for number, page in enumerate(pages):
+            for index, (path, raw) in enumerate(
+                zip(page_paths(page), page.get("texts") or [], strict=True)
+            ):
+                chars = len(" ".join(_joined(raw.get("text")).split()))
+                if chars and path:
+                    paths.append((path, chars, (number, index) in chosen))
+        positives: Counter[SelectorPath] = Counter()
+        negatives: Counter[SelectorPath] = Counter()
+        for path, chars, is_content in paths:
+            (positives if is_content else negatives)[path] += chars
+        candidates = consolidate(positives, negatives, self.max_false_share)
+        self.rules_: list[Rule] = []
+        self.rule_stats_: list[dict[str, Any]] = []
+        total_content = sum(positives.values()) or 1
+        for rule in candidates:
+            true = sum(c for p, c in positives.items() if rule.covers(p))
+            false = sum(c for p, c in negatives.items() if rule.covers(p))
+            precision = true / max(true + false, 1)
+            if precision < self.min_precision:
+                continue
+            self.rules_.append(rule)
+            self.rule_stats_.append(
+                {
+                    "css": rule.css,
+                    "precision": round(precision, 4),
+                    "recall": round(true / total_content, 4),
+                }
+            )
+        covered = {p for p in positives if any(r.covers(p) for r in self.rules_)}
+        self.recall_ = sum(positives[p] for p in covered) / total_content
+        wrong = sum(c for p, c in negatives.items() if any(r.covers(p) for r in self.rules_))
+        self.precision_ = sum(positives[p] for p in covered) / max(
+            sum(positives[p] for p in covered) + wrong, 1
+        )
+        self._fit_check(pages)
+        return self
+
+    @property
+    def usable(self) -> bool:
+        """Rules that cover too little of the training content are not worth a fast path."""
+        return bool(self.rules_) and self.recall_ >= self.min_recall
+
+    # -- applying ---------------------------------------------------------------------------
+    def extract(self, html: str | bytes, content_type: str | None = None) -> RuleExtraction:
+        """The rules' article from raw (or rendered) HTML."""
+        try:
+            root = parse_html(html, content_type)
+        except UnusableDocumentError as error:
+            return RuleExtraction(reason=str(error))
+        remove_invisible(root)
+        body = body_of(root)
+        selector = parsel.Selector(root=root, type="html")
+        matched: set[lxml.html.HtmlElement] = set()
+        rules_matched = 0
+        for rule in self.rules_:
+            found = [s.root for s in selector.xpath(rule.xpath)]
+            rules_matched += bool(found)
+            matched.update(e for e in found if isinstance(e, lxml.html.HtmlElement))
+        page_chars = len(" ".join(body.text_content().split()))
+        if not matched:
+            return RuleExtraction(page_chars=page_chars, reason="no rule matched")
+        keep, pass_through = _kept_elements(matched)
+        paragraphs = list(element_paragraphs(body, keep, pass_through | {body}))
+        link_chars = sum(
+            len(" ".join(a.text_content().split()))
+            for a in body.iter("a")
+            if a in keep and not any(parent in keep for parent in a.iterancestors("a"))
+        )
+        return RuleExtraction(
+            paragraphs_text(paragraphs),
+            paragraphs_html(paragraphs),
+            paragraphs,
+            rules_matched,
+            page_chars,
+            link_chars,
+        )
+
+    # -- checking ---------------------------------------------------------------------------
+    def _fit_check(self, pages: Sequence[Mapping[str, Any]]) -> None:
+        """The ranges a good extraction of this site falls in, from the training pages."""
+        chars, shares, link_shares, relevance = [], [], [], []
+        for page in pages:
+            html = page.get("rendered_html") or ""
+            if not html or not self.rules_:
+                continue
+            result = self.extract(html)
+            if not result.text:
+                continue
+            chars.append(result.chars)
+            shares.append(result.chars / max(result.page_chars, 1))
+            link_shares.append(result.link_chars / max(result.chars, 1))
+            reference = _reference(page)
+            if reference:
+                relevance.append(lcs_relevance(result.text, reference))
+        self.check_ = {
+            "pages": len(chars),
+            "min_chars": int(0.25 * min(chars)) if chars else 0,
+            "max_chars": int(4 * max(chars)) if chars else 0,
+            "max_page_share": min(1.0, 1.5 * max(shares)) if shares else 1.0,
+            "max_link_share": max(0.25, 2 * max(link_shares)) if link_shares else 0.25,
+            # Relevance is checked only where the site's articles echo their description.
+            "min_relevance": round(0.5 * float(np.quantile(relevance, 0.1)), 3)
+            if len(relevance) >= 3 and float(np.median(relevance)) >= 0.3
+            else 0.0,
+        }
+
+    def check(self, result: RuleExtraction, reference: str = "") -> RuleCheck:
+        """Whether ``result`` looks like this site's articles; the reason when it does not."""
+        limits = self.check_
+        if not result.text:
+            return RuleCheck(False, result.reason or "the rules found no text")
+        if result.chars < limits["min_chars"]:
+            return RuleCheck(
+                False, f"too little text ({result.chars} chars, expected ≥ {limits['min_chars']})"
+            )
+        if result.chars > limits["max_chars"]:
+            return RuleCheck(
+                False, f"too much text ({result.chars} chars, expected ≤ {limits['max_chars']})"
+            )
+        share = result.chars / max(result.page_chars, 1)
+        if share > limits["max_page_share"] and result.page_chars > limits["min_chars"]:
+            return RuleCheck(False, f"the rules took {share:.0%} of the page's text")
+        link_share = result.link_chars / max(result.chars, 1)
+        if link_share > limits["max_link_share"]:
+            return RuleCheck(False, f"{link_share:.0%} of the text is links (navigation?)")
+        if limits["min_relevance"] and reference:
+            relevance = lcs_relevance(result.text, reference)
+            if relevance < limits["min_relevance"]:
+                return RuleCheck(
+                    False, f"the text does not echo the description (relevance {relevance:.2f})"
+                )
+        return RuleCheck(True)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rules": self.rule_stats_,
+            "precision": round(self.precision_, 4),
+            "recall": round(self.recall_, 4),
+            "usable": self.usable,
+            "check": self.check_,
+        }
+
+
+def _joined(raw: object) -> str:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, Sequence):
+        return " ".join(str(part) for part in raw)
+    return ""
+
+
+def _reference(page: Mapping[str, Any]) -> str:
+    descriptions = [d for d in page.get("descriptions") or [] if d]
+    return descriptions[0] if descriptions else ""
+
+
+def _kept_elements(
+    matched: set[lxml.html.HtmlElement],
+) -> tuple[set[lxml.html.HtmlElement], set[lxml.html.HtmlElement]]:
+    """Elements whose text the article takes, and the ancestors that only lead to them.
+
+    A matched element gives its own text and that of its inline descendants (links,
+    emphasis...); a block element inside it is another block, kept only if matched too.
+    """
+    keep: set[lxml.html.HtmlElement] = set()
+    for element in matched:
+        keep.add(element)
+        stack = list(element)
+        while stack:
+            child = stack.pop()
+            if not isinstance(child.tag, str) or child.tag in BLOCK_TAGS:
+                continue
+            keep.add(child)
+            stack.extend(child)
+    pass_through: set[lxml.html.HtmlElement] = set()
+    for element in matched:
+        for ancestor in element.iterancestors():
+            if ancestor in keep or ancestor in pass_through:
+                if ancestor in pass_through:
+                    break
+                continue
+            pass_through.add(ancestor)
+    keep |= pass_through
+    return keep, pass_through - matched

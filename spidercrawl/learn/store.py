@@ -1,0 +1,85 @@
+"""Where site models live: ``MODELS_DIR/<site>/``, older versions under ``versions/``.
+
+A site folder holds the model in use (``model.joblib`` + ``model.json``). When a site is
+learned again (its template changed), the model in use moves to
+``versions/<its version>/`` first, so nothing learned is ever overwritten; only the
+newest ``keep_versions`` old versions are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+from pathlib import Path
+
+from spidercrawl.learn.model import META_FILE, MODEL_FILE, SiteModel
+
+logger = logging.getLogger(__name__)
+
+VERSIONS = "versions"
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class ModelStore:
+    """Loads, saves and archives the site models of one models folder."""
+
+    def __init__(self, models_dir: Path | str, keep_versions: int = 5) -> None:
+        self.models_dir = Path(models_dir)
+        self.keep_versions = keep_versions
+
+    def folder(self, site: str) -> Path:
+        """``MODELS_DIR/<site>``, with the site name made safe as a folder name."""
+        return self.models_dir / (_UNSAFE_NAME.sub("_", site).strip("._") or "site")
+
+    def load(self, site: str) -> SiteModel | None:
+        """The site's model in use, or None (none saved, or unreadable: then learn anew)."""
+        folder = self.folder(site)
+        if not SiteModel.exists(folder):
+            return None
+        try:
+            return SiteModel.load(folder)
+        except Exception as error:  # a broken or old model file: learn again
+            logger.warning(
+                "%s: cannot load the model in %s (%s); learning anew", site, folder, error
+            )
+            return None
+
+    def save(self, site: str, model: SiteModel) -> Path:
+        """Make ``model`` the site's model in use; the previous one becomes a version."""
+        self.archive(site)
+        return model.save(self.folder(site))
+
+    def archive(self, site: str) -> Path | None:
+        """Move the model in use (if any) to ``versions/<version>/``; returns where."""
+        folder = self.folder(site)
+        if not (folder / MODEL_FILE).is_file():
+            return None
+        version = _version_of(folder) or "unknown"
+        target = folder / VERSIONS / version
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        for name in (MODEL_FILE, META_FILE):
+            if (folder / name).exists():
+                (folder / name).replace(target / name)
+        self._prune(folder / VERSIONS)
+        return target
+
+    def versions(self, site: str) -> list[str]:
+        """The archived versions of a site, oldest first."""
+        root = self.folder(site) / VERSIONS
+        return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+    def _prune(self, root: Path) -> None:
+        old = sorted(p for p in root.iterdir() if p.is_dir())
+        for folder in old[: max(0, len(old) - self.keep_versions)]:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _version_of(folder: Path) -> str:
+    try:
+        return str(json.loads((folder / META_FILE).read_text("utf-8")).get("version") or "")
+    except (OSError, ValueError):
+        return ""
