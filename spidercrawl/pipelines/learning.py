@@ -200,7 +200,7 @@ class SiteLearningPipeline:
 
     def _settle_all(self, why: str) -> None:
         for site, state in self.sites.items():
-            if state.held:
+            if state.held or state.relearning_from:
                 self._settle(site, state, why)
 
     def _settle_if_only_held_pages_left(self) -> None:
@@ -240,6 +240,8 @@ class SiteLearningPipeline:
         state.fits.clear()
         state.misfits.clear()
         self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=None)
+        if len(state.relearning_from) >= self.min_pages:
+            self._settle(site, state, "the template changed")
 
     def _extract(self, page: dict[str, Any], state: SiteState) -> ArticleItem:
         stats = self.crawler.stats

@@ -1,0 +1,172 @@
+"""Extraction rules: selector consolidation, application to raw HTML, and the check."""
+
+from __future__ import annotations
+
+import parsel
+import pytest
+
+from spidercrawl.capture.static import static_capture
+from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.rules import ExtractionRules, Rule, Step, consolidate
+from spidercrawl.learn.store import ModelStore
+
+
+def path(*steps: str) -> tuple[Step, ...]:
+    """``"div#a-386.article"`` style steps, as the capture script describes elements."""
+    result = []
+    for step in steps:
+        name, _, rest = step.partition(".")
+        name, _, element_id = name.partition("#")
+        result.append(Step(name, element_id, frozenset(filter(None, rest.split(".")))))
+    return tuple(result)
+
+
+def test_paths_of_equal_length_merge_into_the_seed_papers_rule() -> None:
+    first = path("div#a-386.article", "div.p1", "p.p1.paragraph")
+    second = path("div#a-2383.article", "div.p9", "p.p9.paragraph")
+    rules = consolidate({first: 500, second: 400}, {})
+    assert [rule.css for rule in rules] == ["body > div.article > div > p.paragraph"]
+    assert rules[0].covers(path("div#a-7.article.wide", "div.p3", "p.paragraph.p3"))
+    assert not rules[0].covers(path("div.article", "div", "p"))  # the class is required
+    assert not rules[0].covers(path("div.article", "p.paragraph"))  # lengths differ
+
+
+def test_a_merge_that_would_take_in_navigation_is_refused() -> None:
+    story = path("div.story", "p.text")
+    aside = path("div.aside", "p.text")
+    menu = path("div.menu", "p.text")
+    rules = consolidate({story: 900, aside: 300}, {menu: 400})
+    assert sorted(rule.css for rule in rules) == [
+        "body > div.aside > p.text",
+        "body > div.story > p.text",
+    ]
+    # With no non-content in the way, the two merge into one rule.
+    assert [r.css for r in consolidate({story: 900, aside: 300}, {})] == ["body > div > p.text"]
+
+
+def test_rule_xpath_quotes_odd_names_and_makes_tbody_optional() -> None:
+    rule = Rule(path("table", "tbody", "tr", "td.it's"))
+    assert rule.xpath.startswith("//body/table//tr/td[")
+    html = '<html><body><table><tr><td class="it\'s">cell</td><td>other</td></tr></table>'
+    found = parsel.Selector(text=html).xpath(rule.xpath).getall()
+    assert found == ['<td class="it\'s">cell</td>']
+
+
+# --- a small handmade site: article paragraphs, a menu, a footer -------------------------------
+
+
+def page_html(number: int, paragraphs: int = 3, article_class: str = "article") -> str:
+    body = "".join(
+        f"<p class='para'>Paragraph {i} of story {number} tells what happened at the harbour "
+        f"on day {number} and why it matters to the town.</p>"
+        for i in range(paragraphs)
+    )
+    return (
+        f"<html><head><title>Story {number}</title>"
+        f"<meta name='description' content='What happened at the harbour on day {number}'>"
+        f"</head><body><ul class='menu'><li><a href='/a'>News</a></li><li><a href='/b'>Sport"
+        f"</a></li></ul><div class='{article_class}'>{body}</div>"
+        f"<div class='footer'>Copyright the Harbour</div></body></html>"
+    )
+
+
+def page_item(number: int) -> dict:
+    """The page item a crawl would make of :func:`page_html` (blocks with selector paths)."""
+
+    def block(selector: list[tuple[str, str]], text: str) -> dict:
+        return {
+            "selector": [{"name": n, "id": "", "classes": [c] if c else []} for n, c in selector],
+            "text": [text],
+        }
+
+    texts = [block([("ul", "menu"), ("li", "")], word) for word in ("News", "Sport")]
+    texts += [
+        block(
+            [("div", "article"), ("p", "para")],
+            f"Paragraph {i} of story {number} tells what happened at the harbour on day "
+            f"{number} and why it matters to the town.",
+        )
+        for i in range(3)
+    ]
+    texts.append(block([("div", "footer")], "Copyright the Harbour"))
+    return {
+        "rendered_html": page_html(number),
+        "descriptions": [f"What happened at the harbour on day {number}"],
+        "texts": texts,
+    }
+
+
+@pytest.fixture(scope="module")
+def rules() -> ExtractionRules:
+    pages = [page_item(n) for n in range(6)]
+    content = [(p, i) for p in range(6) for i in (2, 3, 4)]
+    return ExtractionRules().fit(pages, content)
+
+
+def test_rules_learned_from_pages_extract_a_new_page(rules: ExtractionRules) -> None:
+    assert [stat["css"] for stat in rules.rule_stats_] == ["body > div.article > p.para"]
+    assert rules.usable and rules.precision_ == 1.0 and rules.recall_ == 1.0
+    result = rules.extract(page_html(42))
+    assert result.text.count("\n\n") == 2 and "story 42" in result.text
+    assert "Sport" not in result.text and "Copyright" not in result.text
+    assert result.html.startswith("<p>Paragraph 0 of story 42")
+    assert rules.check(result, "What happened at the harbour on day 42").ok
+
+
+def test_the_check_sends_misfits_to_the_browser(rules: ExtractionRules) -> None:
+    redesigned = rules.extract(page_html(7, article_class="post-body"))
+    verdict = rules.check(redesigned)
+    assert not verdict.ok and verdict.reason == "no rule matched"
+    huge = rules.extract(page_html(7, paragraphs=60))
+    assert not rules.check(huge).ok and "too much text" in rules.check(huge).reason
+    tiny = rules.extract(page_html(7, paragraphs=0).replace("<div class='article'>", "<div>"))
+    assert not rules.check(tiny).ok
+    menu_as_article = rules.extract(
+        page_html(7, paragraphs=0).replace(
+            "<div class='article'></div>",
+            "<div class='article'>"
+            + "".join(
+                f"<p class='para'><a href='/{i}'>Link number {i} to another story of the "
+                f"harbour and the town</a></p>"
+                for i in range(3)
+            )
+            + "</div>",
+        )
+    )
+    verdict = rules.check(menu_as_article)
+    assert not verdict.ok and "links" in verdict.reason
+    for broken in ("", "<html>", b"\xff\xfe\x00garbage"):
+        assert not rules.check(rules.extract(broken)).ok
+
+
+def test_static_capture_reads_metadata_of_raw_html() -> None:
+    html = """<html lang="fr"><head><title> Le port </title>
+    <meta name="Description" content="Ce qui s'est passe">
+    <meta property="og:title" content="Le port, jour 3">
+    <meta property="article:tag" content="a"><meta property="article:tag" content="b">
+    <meta name="author" content="Ana Silva"><link rel="Canonical" href="/port/3">
+    <script type="application/ld+json">{"@graph": [{"@type": "NewsArticle",
+      "headline": "Le port", "author": {"name": "Ana Silva"}, "datePublished": "2026-01-02"}]}
+    </script><script type="application/ld+json">{broken</script></head>
+    <body><time datetime="2026-01-02T08:00">2 janvier</time></body></html>"""
+    capture = static_capture(html, "http://127.0.0.1:8000/port/?p=3")
+    assert capture["titles"] == ["Le port", "Le port, jour 3"]
+    assert capture["descriptions"] == ["Ce qui s'est passe"]
+    assert capture["canonical_url"] == "http://127.0.0.1:8000/port/3"
+    assert capture["lang"] == "fr" and capture["meta"]["author"] == "Ana Silva"
+    assert capture["og"]["article:tag"] == ["a", "b"]
+    assert capture["jsonld"][0]["author"] == ["Ana Silva"]
+    assert capture["time_datetimes"] == ["2026-01-02T08:00"]
+    assert capture["texts"] == [] and capture["capture_mode"] == "http"
+    assert static_capture("", "http://x/")["titles"] == []
+
+
+def test_saving_a_new_model_keeps_the_old_one_as_a_version(tmp_path) -> None:
+    store = ModelStore(tmp_path, keep_versions=2)
+    for version in ("20260101T000000Z", "20260201T000000Z", "20260301T000000Z", "20260401"):
+        model = SiteModel()  # unfitted: only its version matters here
+        model.version_, model.created_, model.training_ = version, version, {}
+        store.save("news.example", model)
+    assert store.load("news.example").version_ == "20260401"
+    assert store.versions("news.example") == ["20260201T000000Z", "20260301T000000Z"]
+    assert store.load("unknown.example") is None

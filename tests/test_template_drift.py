@@ -1,0 +1,118 @@
+"""End to end: a site changes its template halfway through a crawl.
+
+The local server serves the demo site; as soon as the crawl has learned a model (its
+``model.json`` appears), the server switches to a redesigned copy (new class names, one
+more wrapper element). The rules stop fitting, the pipeline notices, learns again from the
+new pages, keeps the old model as a version, and every page still becomes an article.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.store import ModelStore
+from spidercrawl.runner import DEMO_SITE
+from spidercrawl.serve import serving
+from spidercrawl.snapshot import SiteSnapshot
+from tests.test_learning_e2e import SITE, crawl_articles
+
+pytestmark = pytest.mark.browser
+
+RENAMED = {
+    "story": "post",
+    "story-body": "entry-content",
+    "story-section": "entry-kicker",
+    "headline": "entry-title",
+    "standfirst": "entry-summary",
+    "byline": "entry-meta",
+    "pull-quote": "callout",
+    "fact-list": "key-points",
+    "layout": "page-grid",
+}
+_CLASS_ATTRIBUTE = re.compile(r'class="([^"]*)"')
+
+
+def redesign(source: Path, target: Path) -> Path:
+    """A copy of a demo snapshot after a redesign: same articles, another template."""
+    shutil.copytree(source, target)
+    for page in (target / "pages").glob("*.html"):
+        html = _CLASS_ATTRIBUTE.sub(
+            lambda m: 'class="' + " ".join(RENAMED.get(c, c) for c in m.group(1).split()) + '"',
+            page.read_text("utf-8"),
+        )
+        html = html.replace('<main id="main">', '<main id="main"><div class="main-inner">')
+        page.write_text(html.replace("</main>", "</div></main>"), "utf-8")
+    style = target / "files" / "static" / "style.css"
+    css = style.read_text("utf-8")
+    for old, new in RENAMED.items():
+        css = re.sub(rf"\.{re.escape(old)}(?![\w-])", f".{new}", css)
+    style.write_text(css, "utf-8")
+    return target
+
+
+@pytest.fixture(scope="module")
+def drifted(tmp_path_factory, chromium_path):
+    root = tmp_path_factory.mktemp("drift")
+    models = root / "models"
+    redesigned = SiteSnapshot(redesign(DEMO_SITE, root / "redesigned"))
+    switched = threading.Event()
+    with serving(DEMO_SITE) as server:
+
+        def switch_when_learned() -> None:
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
+                if (models / SITE / "model.json").exists():
+                    server.snapshot = redesigned
+                    switched.set()
+                    return
+                time.sleep(0.02)
+
+        watcher = threading.Thread(target=switch_when_learned, daemon=True)
+        watcher.start()
+        result = crawl_articles(
+            server.base_url,
+            root / "articles.jsonl",
+            models,
+            "LEARN_MIN_PAGES=6",
+            "DRIFT_WINDOW=6",
+        )
+        watcher.join(timeout=1)
+    return models, redesigned, result, switched.is_set()
+
+
+def test_the_crawl_relearns_and_loses_no_article(drifted) -> None:
+    _, _, result, switched = drifted
+    assert switched, "the crawl never learned a first model"
+    assert result.returncode == 0, result.log[-3000:]
+    assert len({item["url"] for item in result.items}) == len(result.items) == 30
+    assert all(item["text"] for item in result.items)
+    assert "the template changed" in result.log
+    assert "fast path off" in result.log
+
+
+def test_the_new_model_fits_the_new_template_and_the_old_one_is_kept(drifted) -> None:
+    models, redesigned, _, _ = drifted
+    store = ModelStore(models)
+    # Usually one old version; two when pages of the old template, already on their way
+    # to the browser at the switch, went into the first relearning (it heals itself).
+    versions = store.versions(SITE)
+    assert 1 <= len(versions) <= 2
+    current = json.loads((models / SITE / "model.json").read_text("utf-8"))
+    assert current["version"] not in versions
+    assert any("entry-content" in rule["css"] for rule in current["rules"]["rules"])
+    page_id = redesigned.page_ids[-1]
+    old = SiteModel.load(models / SITE / "versions" / versions[0])
+    assert not old.rules_.check(old.rules_.extract(redesigned.page_bytes(page_id))).ok
+    model = SiteModel.load(models / SITE)
+    result = model.rules_.extract(redesigned.page_bytes(page_id))
+    assert model.rules_.check(result).ok
+    gold_lines = redesigned.gold_path(page_id).read_text("utf-8").splitlines()
+    assert gold_lines[1] in result.text  # the first paragraph of the article body
