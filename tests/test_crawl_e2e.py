@@ -36,7 +36,7 @@ def test_every_demo_article_is_rendered_once(demo_crawl) -> None:
     paths = sorted(re.sub(r"^http://[^/]+", "", item["url"]) for item in result.items)
     assert paths == sorted(snapshot.path_of.values())
     assert all(item["site"] == "harbourtimes.example" for item in result.items)
-    assert "30 pages rendered, 0 failed" in result.log
+    assert "30 pages rendered, 0 by the fast path, 0 failed" in result.log
 
 
 def test_discovery_used_robots_sitemap_and_feed(demo_crawl) -> None:

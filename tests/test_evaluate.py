@@ -49,7 +49,9 @@ def evaluate(dataset: Path, out: Path, *extra: str) -> subprocess.CompletedProce
 def result(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
     root = tmp_path_factory.mktemp("evaluate")
     out = root / "out"
-    proc = evaluate(make_snapshot(root), out, "--methods", "fulltext,nosuch,rules", "--jobs", "2")
+    proc = evaluate(make_snapshot(root), out, "--methods", "fulltext,nosuch,unseen", "--jobs", "2",
+        "--models", str(root / "no-models"),
+    )  # fmt: skip
     return out, proc
 
 
@@ -77,7 +79,7 @@ def test_summary_schema_and_means(result: tuple[Path, subprocess.CompletedProces
     for key in ("recall", "f1", "f1_median", "cleaneval", "pages_per_s"):
         assert fulltext[key] is not None
     assert summary["sites"]["example.test"]["fulltext"]["pages"] == 3
-    assert "nosuch" in summary["skipped"] and "rules" in summary["skipped"]
+    assert "nosuch" in summary["skipped"] and "unseen" in summary["skipped"]
 
 
 def test_outputs_for_people(result: tuple[Path, subprocess.CompletedProcess]) -> None:
