@@ -214,6 +214,17 @@ def render_body(body: list[tuple[str, object]]) -> str:
     return "\n".join(parts)
 
 
+# Real sites' metadata is often broken; some demo pages are too (by page number % 10):
+# 3: <title> is the site's name, no og:title or JSON-LD headline (the title is the h1);
+# 5: the author field holds the navigation, no JSON-LD author (no author is right);
+# 7: a garbage article:published_time, no JSON-LD date (the <time> element is right).
+BROKEN_TITLE, BROKEN_AUTHOR, BROKEN_DATE = 3, 5, 7
+
+
+def broken(article: dict) -> int:
+    return int(article["id"]) % 10
+
+
 def render_page(article: dict, related: list[dict]) -> str:
     a = article
     published = f"{a['date']:%Y-%m-%d}T08:30:00+00:00"
@@ -226,6 +237,19 @@ def render_page(article: dict, related: list[dict]) -> str:
         "author": [{"@type": "Person", "name": a["author"]}],
         "publisher": {"@type": "Organization", "name": "The Harbour Times"},
     }
+    title = f"{html.escape(a['headline'])} | The Harbour Times"
+    og_title = f'<meta property="og:title" content="{html.escape(a["headline"])}">'
+    author = html.escape(a["author"])
+    published_meta = published
+    if broken(a) == BROKEN_TITLE:
+        title, og_title = "The Harbour Times", ""
+        del jsonld["headline"]
+    elif broken(a) == BROKEN_AUTHOR:
+        author = "Home | City | Business | Sport | Culture | Science | Contact us | Subscribe"
+        del jsonld["author"]
+    elif broken(a) == BROKEN_DATE:
+        published_meta = "Updated recently"
+        del jsonld["datePublished"]
     url = f"https://{HOST}{article_path(a)}"
     nav = "".join(f'<li><a href="/{s}/">{s.capitalize()}</a></li>' for s in SECTIONS)
     rel = "".join(
@@ -236,15 +260,15 @@ def render_page(article: dict, related: list[dict]) -> str:
 <html lang="en-GB">
 <head>
 <meta charset="utf-8">
-<title>{html.escape(a["headline"])} | The Harbour Times</title>
+<title>{title}</title>
 <meta name="description" content="{html.escape(a["description"])}">
-<meta name="author" content="{html.escape(a["author"])}">
+<meta name="author" content="{author}">
 <meta property="og:type" content="article">
-<meta property="og:title" content="{html.escape(a["headline"])}">
+{og_title}
 <meta property="og:description" content="{html.escape(a["description"])}">
 <meta property="og:url" content="{url}">
 <meta property="og:site_name" content="The Harbour Times">
-<meta property="article:published_time" content="{published}">
+<meta property="article:published_time" content="{published_meta}">
 <meta property="article:section" content="{a["section"].capitalize()}">
 <link rel="canonical" href="{url}">
 <link rel="stylesheet" href="/static/style.css">
@@ -365,7 +389,13 @@ def main() -> None:
     for folder in ("pages", "gold", "files/static", "files/private"):
         (OUT / folder).mkdir(parents=True)
     index = []
+    truth = {}
     for a in articles:
+        truth[a["id"]] = {
+            "title": a["headline"],
+            "authors": [] if broken(a) == BROKEN_AUTHOR else [a["author"]],
+            "published": f"{a['date']:%Y-%m-%d}T08:30:00+00:00",
+        }
         related = [r for r in articles if r["section"] == a["section"] and r is not a][:3]
         page = render_page(a, related)
         if a["id"] == "007":  # one page links the private area, which robots.txt forbids
@@ -378,6 +408,8 @@ def main() -> None:
         (OUT / "gold" / f"{a['id']}.txt").write_text(gold_text(a), "utf-8")
         index.append(f"{a['id']}\thttps://{HOST}{article_path(a)}")
     (OUT / "index.tsv").write_text("\n".join(index) + "\n", "utf-8")
+    # What a perfect extractor reports for each page (the metadata benchmark reads it).
+    (OUT / "metadata.json").write_text(json.dumps(truth, indent=1) + "\n", "utf-8")
     (OUT / "files/static/style.css").write_text(STYLE, "utf-8")
     (OUT / "files/private/staff-notes-2026-03-16.html").write_text(PRIVATE, "utf-8")
     (OUT / "files/robots.txt").write_text(

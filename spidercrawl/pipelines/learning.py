@@ -31,7 +31,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,10 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
+from spidercrawl.extract.metadata import SiteTitles, article_metadata, best_title
+from spidercrawl.extract.titles import headline_candidates, html_headlines
 from spidercrawl.items import ArticleItem
+from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed
@@ -64,31 +67,46 @@ class SiteState:
     fits: deque[bool] = field(default_factory=deque)
     misfits: deque[dict[str, Any]] = field(default_factory=deque)
     relearning_from: list[dict[str, Any]] = field(default_factory=list)
+    titles: SiteTitles = field(default_factory=SiteTitles)  # learns the site's own name
 
 
 def article_item(
-    page: Mapping[str, Any], extraction: Any, method: str, model: SiteModel | None, note: str = ""
+    page: Mapping[str, Any],
+    extraction: Any,
+    method: str,
+    model: SiteModel | None,
+    note: str = "",
+    site_names: Iterable[str] = (),
 ) -> ArticleItem:
     """The article item of one page, from whichever extraction was used."""
-    og = page.get("og") or {}
-    titles = [t for t in [og.get("og:title"), *(page.get("titles") or [])] if t]
-    descriptions = [d for d in page.get("descriptions") or [] if d]
     text = extraction.text if extraction is not None else ""
+    metadata = article_metadata(page, text, site_names)
+    if page.get("texts"):
+        headlines = headline_candidates(page, page_blocks(page))
+    else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
+        headlines = html_headlines(page.get("rendered_html") or "")
+    descriptions = [d for d in page.get("descriptions") or [] if d]
+    title = best_title(metadata.titles, headlines)
     return ArticleItem(
         url=page.get("url"),
-        canonical_url=page.get("canonical_url") or page.get("url"),
+        canonical_url=metadata.canonical_url,
         site=page.get("site"),
-        title=titles[0] if titles else "",
+        title=title,
         description=descriptions[0] if descriptions else "",
+        authors=metadata.authors,
+        published=metadata.published,
+        modified=metadata.modified,
+        image=metadata.image,
         text=text,
         html=extraction.html if extraction is not None else "",
-        lang=page.get("lang") or "",
+        lang=metadata.lang,
         method=method,
         method_note=note,
         model_version=model.version_ if model is not None else "",
         confidence=getattr(extraction, "confidence", 0.5 if text else 0.0),
         word_count=len(text.split()),
         crawled_at=page.get("crawled_at"),
+        post_of=page.get("post_of") or "",
     )
 
 
@@ -149,6 +167,7 @@ class SiteLearningPipeline:
                     "%s: using the saved model %s from %s",
                     site, state.model.version_, self.store.folder(site),
                 )  # fmt: skip
+        state.titles.observe(page)
         if state.settled:
             article = self._extract(page, state)
             self._watch_drift(site, state, page, article)
@@ -262,7 +281,7 @@ class SiteLearningPipeline:
         if not extraction.text:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
-        return article_item(page, extraction, method, state.model, note)
+        return article_item(page, extraction, method, state.model, note, state.titles.names())
 
 
 def _extract_plain(page: dict[str, Any], state: SiteState) -> tuple[Any, str, str]:

@@ -1,0 +1,356 @@
+"""An article's metadata from its page item: title, authors, dates, language, image, URL.
+
+Structured metadata (JSON-LD, OpenGraph, ``<meta>``, ``<time>``) comes first because
+publishers write it for machines; what is missing or broken is left empty rather than
+guessed. Libraries do the hard parts: ``python-dateutil`` parses dates, ``htmldate`` finds a
+publication date in scripts, URLs and text when no metadata gives one, ``py3langid`` checks
+the declared language against the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from dateutil import parser as date_parser
+
+EARLIEST_DATE = datetime(1990, 1, 1, tzinfo=UTC)  # no news site is older than the web
+_TITLE_SEPARATORS = re.compile(
+    r"\s+[|\-\u2013\u2014:\u00b7\u2022\u00bb\u00ab/]\s+|\s*::\s*|(?<=\w):\s+|\s+\|"
+)
+_GENERIC_LABELS = frozenset({"www", "com", "net", "org", "edu", "gov", "co", "news", "blogs"})
+_BYLINE_PREFIX = re.compile(r"^(by|von|par|por|di|door)\s+", re.IGNORECASE)
+_AUTHOR_SPLIT = re.compile(r"\s*(?:,|;|\||&|\band\b|\bund\b|\bet\b|\by\b)\s*", re.IGNORECASE)
+_LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]{2,8})*$", re.IGNORECASE)
+_PUBLISHED_KEYS = (
+    "date",
+    "pubdate",
+    "publishdate",
+    "dc.date.issued",
+    "dc.date",
+    "parsely-pub-date",
+    "sailthru.date",
+)
+_AUTHOR_KEYS = ("author", "parsely-author", "sailthru.author", "dc.creator", "byl")
+_MAX_AUTHOR_WORDS = 5
+_MIN_TEXT_FOR_LANGUAGE = 100  # characters; shorter texts are identified unreliably
+_LANGUAGE_CONFIDENCE = 0.9
+
+
+@dataclass
+class ArticleMetadata:
+    titles: list[str] = field(default_factory=list)  # from metadata, best first
+    authors: list[str] = field(default_factory=list)
+    published: str = ""  # ISO 8601; a date without time when only the day is known
+    modified: str = ""
+    lang: str = ""
+    image: str = ""
+    canonical_url: str = ""
+
+
+def _first(values: Iterable[Any]) -> str:
+    for value in values:
+        if isinstance(value, list):
+            value = next((v for v in value if v), "")
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _normalized(text: str) -> str:
+    return re.sub(r"\W+", "", text.lower())
+
+
+def site_names(page: Mapping[str, Any], known: Iterable[str] = ()) -> set[str]:
+    """Names a site goes by, normalised: og:site_name, its host's main label, and
+    ``known`` (title segments seen on many of the site's pages, see :class:`SiteTitles`)."""
+    names = {_normalized(_first([(page.get("og") or {}).get("og:site_name")]))}
+    host = urlsplit(str(page.get("url") or "")).hostname or ""
+    site = str(page.get("site") or host)
+    labels = [label for label in site.split(".") if label not in _GENERIC_LABELS]
+    names.update(_normalized(label) for label in labels[:1] if len(label) >= 3)
+    names.update(known)
+    return {name for name in names if name}
+
+
+def _segment_spans(title: str) -> list[tuple[int, int]]:
+    """(start, end) of each segment of a title split at its separators."""
+    spans, start = [], 0
+    for separator in _TITLE_SEPARATORS.finditer(title):
+        spans.append((start, separator.start()))
+        start = separator.end()
+    spans.append((start, len(title)))
+    return [(a, b) for a, b in spans if title[a:b].strip()]
+
+
+def title_segments(title: str) -> list[str]:
+    title = " ".join(title.split())
+    return [title[a:b] for a, b in _segment_spans(title)]
+
+
+class SiteTitles:
+    """Learns a site's own name from its pages' titles: the first or last segment that
+    recurs in many different titles ("... | Guardian Unlimited", "The Hindu : ..."), or a
+    whole title that many pages share ("SuperSoccer")."""
+
+    def __init__(self, min_share: float = 0.3) -> None:
+        self.min_share = min_share
+        self.titles: set[str] = set()
+        self.edges: Counter[str] = Counter()
+        self.whole: Counter[str] = Counter()
+
+    def observe(self, page: Mapping[str, Any]) -> None:
+        for title in (page.get("titles") or [])[:1]:
+            self.whole[_normalized(title)] += 1
+            if title in self.titles:
+                continue
+            self.titles.add(title)
+            parts = title_segments(title)
+            if len(parts) > 1:
+                self.edges.update({_normalized(parts[0]), _normalized(parts[-1])})
+
+    def names(self) -> set[str]:
+        pages = sum(self.whole.values())
+        needed = max(2, self.min_share * len(self.titles))
+        names = {name for name, count in self.edges.items() if count >= needed}
+        needed = max(2, self.min_share * pages)
+        names |= {name for name, count in self.whole.items() if count >= needed}
+        return {name for name in names if name}
+
+
+def clean_title(title: str, names: set[str]) -> str:
+    """A title without the site's name around it ("Storm hits coast | The Times" ->
+    "Storm hits coast"); empty when the title is nothing but the site's name."""
+    title = " ".join(title.split())
+    spans = _segment_spans(title)
+
+    def is_site(span: tuple[int, int]) -> bool:
+        key = _normalized(title[span[0] : span[1]])
+        return bool(key) and any(key == n or (n in key and len(key) <= len(n) + 8) for n in names)
+
+    while len(spans) > 1 and is_site(spans[-1]):
+        spans.pop()
+    while len(spans) > 1 and is_site(spans[0]):
+        spans.pop(0)
+    if not spans or (len(spans) == 1 and is_site(spans[0])):
+        return ""
+    return title[spans[0][0] : spans[-1][1]].strip()
+
+
+def metadata_titles(page: Mapping[str, Any], known: Iterable[str] = ()) -> list[str]:
+    """Title candidates from metadata, best first, cleaned of the site's name."""
+    names = site_names(page, known)
+    jsonld = [obj.get("headline") for obj in page.get("jsonld") or []]
+    og = (page.get("og") or {}).get("og:title")
+    raw = [*jsonld, og, *(page.get("titles") or [])]
+    titles = []
+    for candidate in raw:
+        cleaned = clean_title(candidate, names) if isinstance(candidate, str) else ""
+        if cleaned and cleaned not in titles:
+            titles.append(cleaned)
+    return titles
+
+
+def parse_date(value: str) -> datetime | None:
+    """A date from a metadata value, or None when it is not one, or not plausible."""
+    value = value.strip()
+    if not value or len(value) > 64:
+        return None
+    try:
+        parsed = date_parser.isoparse(value)
+    except (ValueError, OverflowError):
+        try:
+            parsed = date_parser.parse(value, fuzzy=False)
+        except (ValueError, OverflowError, TypeError):
+            return None
+    aware = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    if not EARLIEST_DATE <= aware <= datetime.now(UTC) + timedelta(days=2):
+        return None
+    return parsed
+
+
+def _iso(value: datetime, date_only: bool = False) -> str:
+    if date_only:
+        return value.date().isoformat()
+    return value.isoformat(timespec="seconds")
+
+
+def _has_time(value: str) -> bool:
+    return bool(re.search(r"\d[T ]\d{1,2}:\d{2}", value))
+
+
+def publication_dates(page: Mapping[str, Any]) -> tuple[str, str]:
+    """(published, modified) as ISO 8601; '' where unknown. Metadata first, then
+    ``htmldate`` on the page's HTML and URL (dates in scripts, URLs and text)."""
+    og = page.get("og") or {}
+    meta = page.get("meta") or {}
+    jsonld = page.get("jsonld") or []
+    candidates = [obj.get("datePublished") for obj in jsonld]
+    candidates += [og.get("article:published_time")]
+    candidates += [meta.get(key) for key in _PUBLISHED_KEYS]
+    candidates += list(page.get("time_datetimes") or [])
+    published = ""
+    for value in candidates:
+        value = _first([value])
+        if value and (parsed := parse_date(value)):
+            published = _iso(parsed, date_only=not _has_time(value))
+            break
+    if not published:
+        published = _htmldate(page)
+    modified = ""
+    for value in [obj.get("dateModified") for obj in jsonld] + [
+        og.get("article:modified_time"),
+        og.get("og:updated_time"),
+    ]:
+        value = _first([value])
+        if value and (parsed := parse_date(value)):
+            modified = _iso(parsed, date_only=not _has_time(value))
+            break
+    if modified and published and modified[:10] < published[:10]:
+        modified = ""  # a modification before publication is a broken field
+    return published, modified
+
+
+def _htmldate(page: Mapping[str, Any]) -> str:
+    import htmldate
+
+    html = page.get("rendered_html") or ""
+    url = str(page.get("url") or "")
+    if not html and not url:
+        return ""
+    try:
+        found = htmldate.find_date(
+            html or "<html></html>",
+            url=url or None,
+            original_date=True,
+            extensive_search=False,  # guesses from free text are too often wrong
+            outputformat="%Y-%m-%d",
+        )
+    except Exception:  # htmldate on broken markup: no date rather than no article
+        return ""
+    return found or ""
+
+
+def clean_authors(values: Iterable[Any], names: set[str]) -> list[str]:
+    """People's names from author fields, without "By", URLs, site names or navigation."""
+    authors: list[str] = []
+    seen: set[str] = set()
+    for value in values:
+        for raw in value if isinstance(value, list) else [value]:
+            if not isinstance(raw, str):
+                continue
+            parts = _AUTHOR_SPLIT.split(_BYLINE_PREFIX.sub("", " ".join(raw.split())))
+            if _looks_like_navigation(parts):
+                continue
+            for part in parts:
+                part = _BYLINE_PREFIX.sub("", part.strip(" .-"))
+                key = _normalized(part)
+                if (
+                    not key
+                    or key in seen
+                    or key in names
+                    or "://" in part
+                    or "@" in part
+                    or any(ch.isdigit() for ch in part)
+                    or len(part.split()) > _MAX_AUTHOR_WORDS
+                    or len(part) > 60
+                ):
+                    continue
+                seen.add(key)
+                authors.append(part)
+    return authors
+
+
+def _looks_like_navigation(parts: Sequence[str]) -> bool:
+    """A field of many one-word items ("Home | News | Sport | Contact") is a menu."""
+    parts = [p for p in parts if p.strip()]
+    one_word = sum(1 for p in parts if len(p.split()) == 1)
+    return len(parts) >= 3 and one_word >= len(parts) / 2
+
+
+def page_authors(page: Mapping[str, Any]) -> list[str]:
+    og = page.get("og") or {}
+    meta = page.get("meta") or {}
+    names = site_names(page)
+    jsonld = [obj.get("author") or [] for obj in page.get("jsonld") or []]
+    article_author = og.get("article:author")  # often a profile URL, dropped by the cleaning
+    return clean_authors([*jsonld, *(meta.get(k) for k in _AUTHOR_KEYS), article_author], names)
+
+
+@lru_cache(maxsize=1)
+def _language_identifier() -> Any:
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_DIR / MODEL_FILE, norm_probs=True)
+
+
+def language(declared: str, text: str) -> str:
+    """The article's language: the page's declared tag, unless the text clearly says
+    otherwise (templates often declare ``en`` whatever the article's language)."""
+    declared = declared.strip().replace("_", "-")
+    declared = declared if _LANGUAGE_TAG.match(declared) else ""
+    if len(text) < _MIN_TEXT_FOR_LANGUAGE:
+        return declared
+    detected, confidence = _language_identifier().classify(text[:5000])
+    if confidence < _LANGUAGE_CONFIDENCE:
+        return declared
+    if declared and declared.split("-")[0].lower() == detected:
+        return declared
+    return detected
+
+
+def article_metadata(
+    page: Mapping[str, Any], text: str = "", known_names: Iterable[str] = ()
+) -> ArticleMetadata:
+    """Everything about an article except its text; ``text`` checks the language,
+    ``known_names`` are the site's names learned from its titles (:class:`SiteTitles`)."""
+    url = str(page.get("url") or "")
+    og = page.get("og") or {}
+    meta = page.get("meta") or {}
+    published, modified = publication_dates(page)
+    canonical = _first([page.get("canonical_url")])
+    image = _first([og.get("og:image"), og.get("og:image:url")])
+    titles = metadata_titles(page, known_names)
+    jsonld_language = _first(obj.get("inLanguage") for obj in page.get("jsonld") or [])
+    declared = _first([page.get("lang"), meta.get("content-language"), jsonld_language])
+    return ArticleMetadata(
+        titles=titles,
+        authors=page_authors(page),
+        published=published,
+        modified=modified,
+        lang=language(declared, text),
+        image=urljoin(url, image) if image else "",
+        canonical_url=urljoin(url, canonical) if canonical else url,
+    )
+
+
+def best_title(metadata_titles: Sequence[str], headlines: Sequence[str]) -> str:
+    """The visible headline that the metadata titles name, else the first metadata title,
+    else the most title-like block.
+
+    Metadata titles are often shortened, rewritten for sharing, or carry a section and
+    the site's name; the headline on the page is what readers (and corpora) call the
+    title. A headline block matches a metadata title when they are nearly equal, or when the
+    block's text is a good part of it ("Storm hits coast" in "News : Storm hits coast").
+    """
+    from rapidfuzz import fuzz
+
+    for title in metadata_titles:
+        wanted = _normalized(title)
+        for text in headlines:
+            found = _normalized(text)
+            if not found:
+                continue
+            if fuzz.ratio(found, wanted) >= 85 or (
+                found in wanted and len(found) >= 0.4 * len(wanted)
+            ):
+                return text
+    if metadata_titles:
+        return metadata_titles[0]
+    return headlines[0] if headlines else ""
