@@ -77,4 +77,5 @@ class ArticleItem(scrapy.Item):
     confidence = scrapy.Field()  # 0-1: how sure the extractor is
     word_count = scrapy.Field()
     crawled_at = scrapy.Field()
+    update = scrapy.Field()  # "new" or "changed" since the last crawl (incremental crawls)
     post_of = scrapy.Field()  # for one post of a page of several: that page's URL

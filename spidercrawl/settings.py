@@ -66,7 +66,11 @@ NEWS_MAX_DEPTH = 3  # link-following depth from the home page (``-a max_depth=N`
 NEWS_RENDER = "articles"  # "articles": render article pages only; "all": every page
 
 # --- Learning and articles (spidercrawl/pipelines/learning.py) ------------------------------
-ITEM_PIPELINES = {"spidercrawl.pipelines.learning.SiteLearningPipeline": 300}
+ITEM_PIPELINES = {
+    "spidercrawl.pipelines.learning.SiteLearningPipeline": 300,  # page items -> articles
+    "spidercrawl.pipelines.incremental.IncrementalPipeline": 400,  # drop what is not new
+    "spidercrawl.pipelines.jsonfeed.JsonFeedPipeline": 500,  # one JSON Feed per site
+}
 LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
 LEARN_MIN_PAGES = 10  # pages of a site held before its model is learned
 LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: text density
@@ -81,6 +85,14 @@ MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versi
 FAST_PATH_ENABLED = True  # learned sites with usable rules: plain HTTP + rules, no browser
 DRIFT_WINDOW = 10  # the last pages of a site judged for template drift
 DRIFT_MAX_FAILURE_SHARE = 0.5  # this share of them failing the rules/model: learn again
+
+# --- Incremental crawls and feeds (pipelines/incremental.py, pipelines/jsonfeed.py) -------
+INCREMENTAL_ENABLED = True  # False: deliver every article, even ones delivered before
+STATE_DIR = "state"  # per-site memory of delivered articles: state/<site>.json
+INCREMENTAL_SAVE_EVERY = 50  # articles between saves of that memory (and at the end)
+JSONFEED_ENABLED = True
+JSONFEED_PATH = "output/%(site)s/feed.json"  # one JSON Feed 1.1 document per site
+JSONFEED_MAX_ITEMS = 500  # newest items kept in each feed document
 
 # Where articles go when no -o/-O is given: one JSON Lines file per site, appended.
 FEEDS = {"output/%(site)s/articles.jsonl": {"format": "jsonlines", "encoding": "utf-8"}}

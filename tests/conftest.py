@@ -53,8 +53,15 @@ def run_crawl(
     """Run ``scrapy crawl news`` as a user would, in a subprocess from the project root.
 
     Yields page items by default (the crawl's own tests); ``pages=False`` gives articles.
+    The crawl's memory (``STATE_DIR``) and JSON Feeds go next to ``out`` unless ``extra``
+    sets them (a later ``-s`` wins).
     """
-    command = crawl_command(site, base_url, out, settings={"LOG_LEVEL": "INFO"}, pages=pages)
+    settings = {
+        "LOG_LEVEL": "INFO",
+        "STATE_DIR": out.parent / f"{out.stem}-state",
+        "JSONFEED_PATH": out.parent / f"{out.stem}-feeds" / "%(site)s.json",
+    }
+    command = crawl_command(site, base_url, out, settings=settings, pages=pages)
     cmd = [*command, *extra]
     proc = subprocess.run(
         cmd, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout, check=False

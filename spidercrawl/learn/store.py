@@ -22,6 +22,11 @@ VERSIONS = "versions"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+def safe_name(site: str) -> str:
+    """A site name usable as a file or folder name."""
+    return _UNSAFE_NAME.sub("_", site).strip("._") or "site"
+
+
 class ModelStore:
     """Loads, saves and archives the site models of one models folder."""
 
@@ -31,7 +36,7 @@ class ModelStore:
 
     def folder(self, site: str) -> Path:
         """``MODELS_DIR/<site>``, with the site name made safe as a folder name."""
-        return self.models_dir / (_UNSAFE_NAME.sub("_", site).strip("._") or "site")
+        return self.models_dir / safe_name(site)
 
     def load(self, site: str) -> SiteModel | None:
         """The site's model in use, or None (none saved, or unreadable: then learn anew)."""

@@ -1,0 +1,178 @@
+"""One JSON Feed 1.1 document per site (https://jsonfeed.org/version/1.1).
+
+Articles of each site are collected during the crawl; when the spider closes they are
+merged with the items of the site's existing feed document (same ``id``: the newer one
+wins), newest first, capped at ``JSONFEED_MAX_ITEMS``, checked against the specification's
+rules (``jsonfeed-1.1.schema.json``, written from the spec), and written atomically: a
+crash never leaves a half-written feed. Fields the spec has no place for go under the
+``_spidercrawl`` extension object.
+
+Settings: ``JSONFEED_ENABLED`` (True), ``JSONFEED_PATH`` (``output/%(site)s/feed.json``),
+``JSONFEED_MAX_ITEMS`` (500).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections import defaultdict
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+
+from spidercrawl.learn.store import safe_name
+from spidercrawl.pipelines.incremental import write_json_atomically
+
+logger = logging.getLogger(__name__)
+
+VERSION = "https://jsonfeed.org/version/1.1"
+SCHEMA_FILE = "jsonfeed-1.1.schema.json"
+_EXTENSION = "_spidercrawl"
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+
+
+@lru_cache(maxsize=1)
+def feed_validator() -> Any:
+    """A JSON Schema validator of JSON Feed 1.1 documents."""
+    from jsonschema import Draft202012Validator
+
+    text = resources.files("spidercrawl.pipelines").joinpath(SCHEMA_FILE).read_text("utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+def feed_errors(document: object) -> list[str]:
+    """Where ``document`` breaks the JSON Feed 1.1 rules ([] when it is valid)."""
+    return [
+        f"{'/'.join(str(p) for p in error.absolute_path) or '(top)'}: {error.message}"
+        for error in feed_validator().iter_errors(document)
+    ]
+
+
+def _full_datetime(value: str) -> str:
+    """RFC 3339 date-times only: a date alone, or a time without its zone, would claim
+    what nobody knows (the value stays in ``_spidercrawl``)."""
+    return value if _RFC3339.match(value) else ""
+
+
+def feed_item(article: dict[str, Any]) -> dict[str, Any]:
+    """An article as a JSON Feed item."""
+    url = article.get("canonical_url") or article.get("url") or ""
+    item: dict[str, Any] = {"id": url, "url": url}
+    if article.get("title"):
+        item["title"] = article["title"]
+    item["content_text"] = article.get("text") or ""
+    if article.get("html"):
+        item["content_html"] = article["html"]
+    if article.get("description"):
+        item["summary"] = article["description"]
+    if article.get("image"):
+        item["image"] = article["image"]
+    for field, key in (("published", "date_published"), ("modified", "date_modified")):
+        if date := _full_datetime(str(article.get(field) or "")):
+            item[key] = date
+    if article.get("authors"):
+        item["authors"] = [{"name": name} for name in article["authors"]]
+    if article.get("lang"):
+        item["language"] = article["lang"]
+    item[_EXTENSION] = {
+        key: article.get(key)
+        for key in (
+            "site",
+            "published",
+            "modified",
+            "method",
+            "method_note",
+            "model_version",
+            "confidence",
+            "word_count",
+            "crawled_at",
+            "update",
+            "post_of",
+        )
+        if article.get(key) not in (None, "")
+    }
+    return item
+
+
+def _newest_first(item: dict[str, Any]) -> tuple[str, str]:
+    extension = item.get(_EXTENSION) or {}
+    return (
+        str(item.get("date_published") or extension.get("published") or ""),
+        str(extension.get("crawled_at") or ""),
+    )
+
+
+class JsonFeedPipeline:
+    """Collects each site's articles and writes its JSON Feed document at the end."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not settings.getbool("JSONFEED_ENABLED", True):
+            raise NotConfigured("JSONFEED_ENABLED is off")
+        self.path_template = settings.get("JSONFEED_PATH", "output/%(site)s/feed.json")
+        self.max_items = max(1, settings.getint("JSONFEED_MAX_ITEMS", 500))
+        self.items: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+        self.home_pages: dict[str, str] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> JsonFeedPipeline:
+        return cls(crawler)
+
+    def path(self, site: str) -> Path:
+        return Path(self.path_template % {"site": safe_name(site)})
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        adapter = ItemAdapter(item)
+        if "text" not in adapter or "method" not in adapter:  # not an article
+            return item
+        article = adapter.asdict()
+        site = str(article.get("site") or "unknown")
+        entry = feed_item(article)
+        if not entry["id"]:
+            return item
+        self.items[site][entry["id"]] = entry
+        self.home_pages.setdefault(site, f"https://{site}/")
+        if len(self.items[site]) > 2 * self.max_items:  # bound memory on huge crawls
+            kept = sorted(self.items[site].values(), key=_newest_first, reverse=True)
+            self.items[site] = {i["id"]: i for i in kept[: self.max_items]}
+        return item
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        for site, items in self.items.items():
+            path = self.path(site)
+            merged = {**{i["id"]: i for i in self._previous_items(path)}, **items}
+            valid = []
+            for entry in sorted(merged.values(), key=_newest_first, reverse=True):
+                problems = feed_errors({"version": VERSION, "title": site, "items": [entry]})
+                if problems:
+                    logger.warning("Left out of %s's feed: %s (%s)", site, entry["id"], problems[0])
+                    continue
+                valid.append(entry)
+            document = {
+                "version": VERSION,
+                "title": site,
+                "home_page_url": self.home_pages[site],
+                "description": f"Articles of {site}, extracted by spidercrawl",
+                "items": valid[: self.max_items],
+            }
+            write_json_atomically(path, document)
+            logger.info("%s: JSON Feed with %d items written to %s", site, len(valid), path)
+
+    @staticmethod
+    def _previous_items(path: Path) -> list[dict[str, Any]]:
+        if not path.exists():
+            return []
+        try:
+            document = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError) as error:
+            logger.warning("Ignoring the unreadable feed %s (%s)", path, error)
+            return []
+        items = document.get("items") if isinstance(document, dict) else None
+        return [i for i in items or [] if isinstance(i, dict) and i.get("id")]

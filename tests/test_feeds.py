@@ -1,0 +1,172 @@
+"""Corpus-ready output: article metadata, URL identity, JSON Feed, incremental re-crawls."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from spidercrawl.extract.metadata import (
+    SiteTitles,
+    article_metadata,
+    best_title,
+    clean_authors,
+    clean_title,
+    language,
+    parse_date,
+)
+from spidercrawl.pipelines.incremental import content_hash
+from spidercrawl.pipelines.jsonfeed import VERSION, feed_errors, feed_item
+from spidercrawl.runner import DEMO_SITE
+from spidercrawl.serve import serving
+from spidercrawl.snapshot import SiteSnapshot
+from spidercrawl.urls import article_key
+from tests.test_learning_e2e import SITE, crawl_articles
+
+# --- metadata ------------------------------------------------------------------------------
+
+
+def test_titles_lose_the_site_name_but_keep_their_own_punctuation() -> None:
+    names = {"theharbourtimes", "harbourtimes"}
+    assert clean_title("Storm hits coast | The Harbour Times", names) == "Storm hits coast"
+    assert clean_title("The Harbour Times - Storm: what next", names) == "Storm: what next"
+    assert clean_title("The Harbour Times", names) == ""  # a title that is the site's name
+    assert clean_title("Patriots: Coach never better", names) == "Patriots: Coach never better"
+
+
+def test_a_sites_name_is_learned_from_its_titles() -> None:
+    titles = SiteTitles()
+    for title in ("Zoo news | UK | Guardian Unlimited", "Bears | Guardian Unlimited", "Hi | X"):
+        titles.observe({"titles": [title]})
+    assert "guardianunlimited" in titles.names()
+    assert "bears" not in titles.names()
+
+
+def test_the_visible_headline_wins_over_a_rewritten_metadata_title() -> None:
+    headlines = ["Storm hits the north coast overnight", "Most read"]
+    assert best_title(["News: Storm hits the north coast overnight"], headlines) == headlines[0]
+    assert best_title(["Completely different"], headlines) == "Completely different"
+    assert best_title([], headlines) == headlines[0]
+
+
+def test_authors_without_navigation_urls_or_site_names() -> None:
+    names = {"theharbourtimes"}
+    assert clean_authors(["By Ana Silva and Tom Reed"], names) == ["Ana Silva", "Tom Reed"]
+    assert clean_authors(["Home | News | Sport | Contact us | Subscribe"], names) == []
+    assert clean_authors(["https://x.example/ana", "The Harbour Times"], names) == []
+    assert clean_authors([["Ana Silva", "ana silva"], "Staff 2026"], names) == ["Ana Silva"]
+
+
+def test_garbage_dates_are_left_empty() -> None:
+    assert parse_date("2026-03-08T08:30:00+00:00").isoformat() == "2026-03-08T08:30:00+00:00"
+    for garbage in ("Updated recently", "2026-13-45", "3026-01-01", "0000-00-00", "1970-01-01"):
+        assert parse_date(garbage) is None
+    page = {
+        "url": "https://harbour.example/city/2026/03/08/storm/",
+        "og": {"article:published_time": "not a date", "article:modified_time": "2020-01-01"},
+        "time_datetimes": ["2026-03-08T08:30:00Z"],
+        "canonical_url": "/city/2026/03/08/storm/?utm_source=x",
+    }
+    metadata = article_metadata(page)
+    assert metadata.published == "2026-03-08T08:30:00+00:00"
+    assert metadata.modified == ""  # a modification before publication is broken
+    assert metadata.canonical_url.startswith("https://harbour.example/city/2026/03/08/storm/")
+    # No metadata at all: the date in the URL (htmldate), as a day without a time.
+    assert article_metadata({"url": page["url"]}).published == "2026-03-08"
+
+
+def test_the_text_corrects_a_templates_language() -> None:
+    french = "Le conseil municipal a voté hier soir le budget du port et des écoles. " * 3
+    assert language("en", french) == "fr"
+    assert language("fr-CA", french) == "fr-CA"
+    assert language("en", "Too short") == "en"
+    assert language("not a tag!", "") == ""
+
+
+# --- URLs and hashes -----------------------------------------------------------------------
+
+
+def test_url_variants_of_one_article_share_a_key() -> None:
+    key = article_key("https://example.com/news/a-story")
+    for variant in (
+        "http://www.example.com/news/a-story/",
+        "https://example.com/news/a-story/?utm_source=tw&fbclid=abc#comments",
+        "https://amp.example.com/news/a-story/amp/",
+        "https://example.com/news/a-story?amp=1",
+    ):
+        assert article_key(variant) == key, variant
+    assert article_key("https://example.com/news/a-story?id=2") != key
+    assert article_key("not a url") == "" and article_key("http://[::1") == ""
+    assert content_hash("T", "Some  text") == content_hash("t", "some text")
+
+
+# --- JSON Feed -----------------------------------------------------------------------------
+
+
+def test_feed_items_follow_the_json_feed_spec() -> None:
+    article = {
+        "url": "https://harbour.example/a/",
+        "title": "A",
+        "text": "Body",
+        "html": "<p>Body</p>",
+        "published": "2026-03-08",  # a day alone: no date_published (it needs a time)
+        "authors": ["Ana Silva"],
+        "lang": "en",
+        "method": "rules",
+    }
+    item = feed_item(article)
+    assert "date_published" not in item and item["_spidercrawl"]["published"] == "2026-03-08"
+    document = {"version": VERSION, "title": "harbour.example", "items": [item]}
+    assert feed_errors(document) == []
+    assert feed_errors({"version": VERSION, "title": "x", "items": [{"id": "a"}]})  # no content
+    broken = dict(item, date_published="8 March 2026")
+    assert feed_errors({"version": VERSION, "title": "x", "items": [broken]})
+
+
+# --- incremental crawls, end to end ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recrawls(tmp_path_factory, chromium_path):
+    root = tmp_path_factory.mktemp("incremental")
+    settings = (
+        f"MODELS_DIR={root / 'models'}",
+        f"STATE_DIR={root / 'state'}",
+        f"JSONFEED_PATH={root / 'feeds' / '%(site)s.json'}",
+    )
+    changed = root / "changed"
+    shutil.copytree(DEMO_SITE, changed)
+    page = changed / "pages" / "012.html"
+    page.write_text(page.read_text("utf-8").replace("<h2>", "<p>A late correction.</p><h2>", 1))
+    with serving(DEMO_SITE) as server:
+        first = crawl_articles(server.base_url, root / "first.jsonl", root / "models", *settings)
+        second = crawl_articles(server.base_url, root / "second.jsonl", root / "models", *settings)
+        server.snapshot = SiteSnapshot(changed)
+        third = crawl_articles(server.base_url, root / "third.jsonl", root / "models", *settings)
+    return root, first, second, third
+
+
+def test_a_second_crawl_of_an_unchanged_site_yields_nothing_new(recrawls) -> None:
+    _, first, second, _ = recrawls
+    assert first.returncode == 0 and second.returncode == 0, second.log[-3000:]
+    assert len(first.items) == 30 and {i["update"] for i in first.items} == {"new"}
+    assert second.items == []
+    assert "0 new, 0 changed, 30 unchanged" in second.log
+
+
+def test_a_changed_page_yields_one_updated_item(recrawls) -> None:
+    _, _, _, third = recrawls
+    assert third.returncode == 0, third.log[-3000:]
+    assert [item["update"] for item in third.items] == ["changed"]
+    assert "A late correction." in third.items[0]["text"]
+
+
+def test_the_json_feed_is_valid_and_holds_every_article(recrawls) -> None:
+    root = recrawls[0]
+    document = json.loads((root / "feeds" / f"{SITE}.json").read_text("utf-8"))
+    assert feed_errors(document) == []
+    assert len(document["items"]) == 30
+    assert all(item["date_published"].endswith("+00:00") for item in document["items"])
+    corrected = [i for i in document["items"] if "A late correction." in i["content_text"]]
+    assert len(corrected) == 1 and corrected[0]["_spidercrawl"]["update"] == "changed"
