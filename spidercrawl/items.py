@@ -54,6 +54,7 @@ class PageItem(scrapy.Item):
     capture_mode = scrapy.Field()  # "browser" (rendered, blocks) or "http" (fast path, no blocks)
     fast_path_rejected = scrapy.Field()  # why the fast path sent this page to the browser
     crawled_at = scrapy.Field()  # ISO 8601, UTC
+    post_of = scrapy.Field()  # one post of a page of several: that page's URL (extract/posts.py)
 
 
 class ArticleItem(scrapy.Item):

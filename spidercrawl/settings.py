@@ -34,6 +34,10 @@ DOWNLOADER_MIDDLEWARES = {
     "spidercrawl.capture.middleware.BlockCaptureMiddleware": 950,
 }
 
+# A page of several posts (a blog's front page) becomes one page item per post.
+SPIDER_MIDDLEWARES = {"spidercrawl.extract.posts.MultiPostMiddleware": 800}
+POSTS_SPLIT_ENABLED = True
+
 # --- Rendering (see spidercrawl/capture/browser.py) ---------------------------------
 RENDER_BROWSER_PATH = ""  # empty: $SPIDERCRAWL_CHROMIUM, else /usr/bin/chromium
 RENDER_BROWSER_ARGS = [
