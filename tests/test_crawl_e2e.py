@@ -71,18 +71,27 @@ def test_article_paragraphs_are_blocks(demo_crawl) -> None:
 
 def test_page_metadata_is_captured(demo_crawl) -> None:
     result, _ = demo_crawl
+    # Three pages in ten carry broken metadata on purpose (tools/build_demo_site.py); the
+    # capture copies it as it is, broken or not.
+    broken = {"title": 0, "author": 0, "date": 0}
     for item in result.items:
         assert item["status"] == 200
         assert item["lang"] == "en-GB"
-        assert item["titles"][0].endswith("| The Harbour Times")
+        title = item["titles"][0]
+        assert title.endswith("| The Harbour Times") or title == "The Harbour Times"
+        broken["title"] += title == "The Harbour Times"
         assert item["descriptions"] and item["descriptions"][0] == item["og"]["og:description"]
         assert item["canonical_url"].startswith("https://harbourtimes.example/")
-        assert item["jsonld"][0]["type"] == ["NewsArticle"] and item["jsonld"][0]["author"]
-        assert item["og"]["article:published_time"].startswith("2026-")
+        assert item["jsonld"][0]["type"] == ["NewsArticle"]
+        broken["author"] += not item["jsonld"][0]["author"]
+        published = item["og"]["article:published_time"]
+        assert published.startswith("2026-") or published == "Updated recently"
+        broken["date"] += published == "Updated recently"
         assert item["hidden_text_chars"] > 0  # the display:none legal note
         assert 'data-sc-block="0"' in item["rendered_html"]
         # comments are drawn by JavaScript: only a real browser sees them
         assert any(b["element"]["classes"] == ["comment"] for b in item["texts"])
+    assert broken == {"title": 3, "author": 3, "date": 3}
 
 
 def test_max_pages_limits_the_crawl(tmp_path, chromium_path) -> None:

@@ -6,7 +6,7 @@ import parsel
 import pytest
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.model import MODEL_FORMAT, SiteModel
 from spidercrawl.learn.rules import ExtractionRules, Rule, Step, consolidate
 from spidercrawl.learn.store import ModelStore
 
@@ -166,7 +166,17 @@ def test_saving_a_new_model_keeps_the_old_one_as_a_version(tmp_path) -> None:
     for version in ("20260101T000000Z", "20260201T000000Z", "20260301T000000Z", "20260401"):
         model = SiteModel()  # unfitted: only its version matters here
         model.version_, model.created_, model.training_ = version, version, {}
+        model.format_ = MODEL_FORMAT
         store.save("news.example", model)
     assert store.load("news.example").version_ == "20260401"
     assert store.versions("news.example") == ["20260201T000000Z", "20260301T000000Z"]
     assert store.load("unknown.example") is None
+
+
+def test_a_model_from_an_older_spidercrawl_is_learned_again(tmp_path) -> None:
+    store = ModelStore(tmp_path)
+    model = SiteModel()
+    model.version_, model.created_, model.training_ = "20250101T000000Z", "", {}
+    model.format_ = MODEL_FORMAT - 1  # before extraction rules existed
+    store.save("old.example", model)
+    assert store.load("old.example") is None

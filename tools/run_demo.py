@@ -48,10 +48,17 @@ def main() -> int:
     items = read_jsonl(args.out)
     methods = Counter(item["method"] for item in items)
     print(f"\n{len(items)} articles written to {args.out} in {elapsed:.1f} s ({dict(methods)})")
+    print(f"JSON Feed: {PROJECT_ROOT / 'output' / 'harbourtimes.example' / 'feed.json'}")
     if items:
         sample = max(items, key=lambda item: item["word_count"])
         print(f"\nSample: {sample['title']}\n{sample['text'][:400]}...")
-    return 0 if items else 1
+    else:
+        print(
+            "No new or changed articles since the last run (incremental crawl; the memory is "
+            "in state/harbourtimes.example.json). Add -s INCREMENTAL_ENABLED=False to the "
+            "crawl, or delete that file, to get every article again."
+        )
+    return 0
 
 
 if __name__ == "__main__":

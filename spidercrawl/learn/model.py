@@ -38,7 +38,7 @@ from spidercrawl.learn.rules import ExtractionRules
 
 logger = logging.getLogger(__name__)
 
-MODEL_FORMAT = 1
+MODEL_FORMAT = 2  # 2: extraction rules (rules_); older models are learned again
 MODEL_FILE = "model.joblib"
 META_FILE = "model.json"
 
@@ -160,6 +160,7 @@ class SiteModel(BaseEstimator):
             "content_chars_per_page": round(sum(content_chars) / max(pages, 1), 1),
             "seconds": round(time.perf_counter() - started, 3),
         }
+        self.format_ = MODEL_FORMAT
         self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.version_ = self.created_.replace("-", "").replace(":", "")
         return self
@@ -218,6 +219,11 @@ class SiteModel(BaseEstimator):
         model = joblib.load(Path(folder) / MODEL_FILE)
         if not isinstance(model, cls):
             raise LearningError(f"{folder} does not hold a site model")
+        if getattr(model, "format_", 1) < MODEL_FORMAT:
+            raise LearningError(
+                f"the model in {folder} has format {getattr(model, 'format_', 1)}, "
+                f"older than this spidercrawl's {MODEL_FORMAT}"
+            )
         return model
 
     @staticmethod

@@ -20,6 +20,7 @@ logger = logging.getLogger(__name__)
 
 VERSIONS = "versions"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_WARNED: set[Path] = set()
 
 
 def safe_name(site: str) -> str:
