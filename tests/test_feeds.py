@@ -170,3 +170,22 @@ def test_the_json_feed_is_valid_and_holds_every_article(recrawls) -> None:
     assert all(item["date_published"].endswith("+00:00") for item in document["items"])
     corrected = [i for i in document["items"] if "A late correction." in i["content_text"]]
     assert len(corrected) == 1 and corrected[0]["_spidercrawl"]["update"] == "changed"
+
+
+def test_an_interrupted_crawl_resumes_without_losing_or_repeating_articles(
+    tmp_path, chromium_path
+) -> None:
+    settings = (f"STATE_DIR={tmp_path / 'state'}", "LOG_LEVEL=INFO")
+    with serving(DEMO_SITE) as server:
+        # Scrapy's CloseSpider extension stops the crawl early, as an interruption would.
+        stopped = crawl_articles(
+            server.base_url, tmp_path / "stopped.jsonl", tmp_path / "models", *settings,
+            "CLOSESPIDER_ITEMCOUNT=12",
+        )  # fmt: skip
+        resumed = crawl_articles(
+            server.base_url, tmp_path / "resumed.jsonl", tmp_path / "models", *settings
+        )
+    assert "closespider_itemcount" in stopped.log
+    assert 12 <= len(stopped.items) < 30
+    urls = [item["url"] for item in stopped.items + resumed.items]
+    assert len(urls) == len(set(urls)) == 30

@@ -9,8 +9,8 @@ is dropped as a duplicate. Each article that passes says so in ``update``: ``new
 ``changed``.
 
 The state is written atomically (temporary file, then rename) every
-``INCREMENTAL_SAVE_EVERY`` articles and when the spider closes, so an interrupted crawl
-loses at most that many; resume the crawl itself with Scrapy's ``-s JOBDIR=...``.
+``INCREMENTAL_SAVE_EVERY`` articles and when the spider closes. An interrupted crawl is
+resumed by running it again: what was delivered is known and not delivered twice.
 
 Settings: ``INCREMENTAL_ENABLED`` (True), ``STATE_DIR`` (``state``),
 ``INCREMENTAL_SAVE_EVERY`` (50). Stats: ``spidercrawl/incremental/{new,changed,unchanged,
