@@ -88,7 +88,7 @@ def split_posts(page: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One page item per post of a page of several posts; ``[page]`` for any other page."""
     if declares_single_article(page) or not page.get("texts"):
         return [dict(page)]
-    blocks = page_blocks(page)
+    blocks = page_blocks(page, densities=False)
     titles = post_titles(page, blocks)
     if len(titles) < 2:
         return [dict(page)]

@@ -102,13 +102,17 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
     return densities
 
 
-def page_blocks(page: Mapping[str, Any], page_number: int = 0) -> list[Block]:
+def page_blocks(
+    page: Mapping[str, Any], page_number: int = 0, densities: bool = True
+) -> list[Block]:
     """The non-empty text blocks of one page item (or ziyan-spider page).
 
     Pages with ``rendered_html`` (our crawls) also get each block's text densities in
-    ``extra``; the ziyan-spider data has no HTML, and its blocks get zeros.
+    ``extra`` (unless ``densities`` is False: they cost a parse of the page); the
+    ziyan-spider data has no HTML, and its blocks get zeros.
     """
-    densities = block_densities(page["rendered_html"]) if page.get("rendered_html") else {}
+    with_html = densities and page.get("rendered_html")
+    densities_of = block_densities(page["rendered_html"]) if with_html else {}
     body = page.get("body") or {}
     body_bound = body.get("bound") or {}
     page_width = float(body_bound.get("width") or (page.get("viewport") or {}).get("width") or 1)
@@ -147,7 +151,7 @@ def page_blocks(page: Mapping[str, Any], page_number: int = 0) -> list[Block]:
                 html_tags=html.count("<") - html.count("</"),
                 page_width=max(page_width, 1.0),
                 page_height=max(page_height, 1.0),
-                extra=dict(zip(DENSITY_FEATURES, densities.get(index, (0.0, 0.0)), strict=True)),
+                extra=dict(zip(DENSITY_FEATURES, densities_of.get(index, (0.0, 0.0)), strict=True)),
             )
         )
     return blocks

@@ -82,7 +82,7 @@ def article_item(
     text = extraction.text if extraction is not None else ""
     metadata = article_metadata(page, text, site_names)
     if page.get("texts"):
-        headlines = headline_candidates(page, page_blocks(page))
+        headlines = headline_candidates(page, page_blocks(page, densities=False))
     else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
         headlines = html_headlines(page.get("rendered_html") or "")
     descriptions = [d for d in page.get("descriptions") or [] if d]
