@@ -40,7 +40,14 @@ def crawl(base_url: str, out: Path, models: Path, pages: int, **settings: object
         base_url,
         out,
         spider_args={"max_pages": pages},
-        settings={"LOG_LEVEL": "INFO", "MODELS_DIR": str(models), **settings},
+        settings={
+            "LOG_LEVEL": "INFO",
+            "MODELS_DIR": str(models),
+            # The repeated pages are copies: the incremental pipeline would drop them.
+            "INCREMENTAL_ENABLED": 0,
+            "JSONFEED_PATH": str(models.parent / "feeds" / "%(site)s.json"),
+            **settings,
+        },
     )
     started = time.monotonic()
     log_path = out.with_suffix(".log")
