@@ -11,6 +11,7 @@ import pytest
 from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cluster import knee_eps
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
+from spidercrawl.learn.labeling import site_references
 from spidercrawl.learn.model import LearningError, SiteModel
 from spidercrawl.learn.relevance import lcs_relevance, site_relevance
 from tests.conftest import SHARED
@@ -129,6 +130,20 @@ def test_same_pages_same_model_and_storage(pages: list[dict], tmp_path) -> None:
 def test_no_descriptions_falls_back_to_titles() -> None:
     model = SiteModel().fit([make_page(n, description=False) for n in range(10)])
     assert model.extract(make_page(77)).text
+
+
+def test_a_description_the_whole_site_shares_is_not_a_pages_reference() -> None:
+    blurb = "Fascinating letters. Interesting correspondence."
+    pages = [
+        {"descriptions": [blurb], "titles": [f"Letters of Note: letter {n}"]} for n in range(4)
+    ]
+    pages.append({"descriptions": ["A letter from 1918"], "titles": ["Letters of Note: 1918"]})
+    assert site_references(pages) == [
+        *(f"Letters of Note: letter {n}" for n in range(4)),
+        "A letter from 1918",
+    ]
+    # A description found on one page only is that page's own.
+    assert site_references(pages[:1] + pages[4:]) == [blurb, "A letter from 1918"]
 
 
 def test_non_latin_text() -> None:

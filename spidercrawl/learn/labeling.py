@@ -1,7 +1,9 @@
 """Label a site's blocks as content or not, without people: cluster relevance, site-wide.
 
 1. Each block is scored against its own page's description (else its title), corrected
-   for chance: see :mod:`spidercrawl.learn.relevance`.
+   for chance: see :mod:`spidercrawl.learn.relevance`. A description (or title) that many
+   of the site's pages share is the site's, not the page's, and is skipped
+   (:func:`site_references`): it matches the site's blurb better than any article.
 2. Per page, the text of each cluster on that page is scored as one piece; its weight is
    relevance^(1/4) x (unlinked characters)^(1/2): relevance says the text is about the
    page's subject, the amount of text says it is the article and not a standfirst or
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,13 +43,34 @@ BOX_TOLERANCE_PX = 8.0
 ANCHOR_DECAY_PX = 1000.0
 
 
-def page_reference(page: Mapping[str, Any]) -> str | None:
-    """What a page says it is about: its first description, else its first title."""
+def page_reference(page: Mapping[str, Any], shared: frozenset[str] = frozenset()) -> str | None:
+    """What a page says it is about: its first description, else its first title,
+    skipping values in ``shared`` (the site's template text, see :func:`site_references`)."""
     for field in ("descriptions", "titles"):
         for value in page.get(field) or []:
-            if value and str(value).strip():
-                return str(value).strip()
+            text = str(value or "").strip()
+            if text and text not in shared:
+                return text
     return None
+
+
+def site_references(pages: Sequence[Mapping[str, Any]], max_share: float = 0.3) -> list[str | None]:
+    """Each page's reference, ignoring descriptions and titles that many pages share.
+
+    A description the whole site shares ("Fascinating letters. Interesting
+    correspondence.") says what the *site* is about: it matches the site's blurb in the
+    sidebar better than any article. Such a value, found on two or more pages and on at
+    least ``max_share`` of them, is skipped, and the page's title (or next value) is used.
+    """
+    counts: Counter[str] = Counter()
+    for page in pages:
+        values = {
+            str(v or "").strip() for f in ("descriptions", "titles") for v in page.get(f) or []
+        }
+        counts.update(v for v in values if v)
+    needed = max(2, max_share * len(pages))
+    shared = frozenset(value for value, count in counts.items() if count >= needed)
+    return [page_reference(page, shared) for page in pages]
 
 
 class NoContentClusterError(ValueError):
@@ -72,7 +95,7 @@ class AutoLabeler:
     def fit(
         self, blocks: Sequence[Block], clusters: np.ndarray, pages: Sequence[Mapping[str, Any]]
     ) -> AutoLabeler:
-        references = [page_reference(page) for page in pages]
+        references = site_references(pages)
         clusters = np.asarray(clusters)
         self.basis_ = "relevance" if any(references) else "text density"
         # Per block (for joining), and per cluster and page (for choosing the content).
