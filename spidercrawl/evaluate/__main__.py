@@ -35,6 +35,7 @@ from spidercrawl.evaluate.runner import (
     run_page_method,
 )
 from spidercrawl.evaluate.site_methods import SiteJob, merge_curves, run_site_job
+from spidercrawl.files import write_atomically
 
 logger = logging.getLogger("spidercrawl.evaluate")
 
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, reason in skipped.items():
         tables.append(f"Skipped {name}: {reason}\n")
     text = "\n".join(tables)
-    report.write_atomically(args.out / "report.md", text)
+    write_atomically(args.out / "report.md", text)
     if records:
         report.plot_f1_distribution(args.out / "f1_distribution.png", records)
     if "learning_curve" in extra:
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         report.plot_learning_curve(args.out / "learning_curve.png", curve)
         tables.append(report.curve_table(extra["learning_curve"]))
         text = "\n".join(tables)
-        report.write_atomically(args.out / "report.md", text)
+        write_atomically(args.out / "report.md", text)
     sys.stdout.write(text)
     logger.info("Results in %s (%.1f s)", args.out, time.monotonic() - started)
     return 0

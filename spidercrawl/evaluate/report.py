@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import csv
-import json
-import os
 import statistics
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from spidercrawl.evaluate.metrics import SPECIAL_CASES
 from spidercrawl.evaluate.runner import PageRecord
+from spidercrawl.files import write_json_atomically
 
 # Beyond the four cases of seed 002: the method raised, or the page has no gold text.
 ALL_CASES = (*SPECIAL_CASES, "error", "no_gold")
@@ -77,16 +75,8 @@ def summarize(
     }
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write a file so that a crash never leaves half of it behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as f:
-        f.write(text)
-    os.replace(f.name, path)
-
-
 def write_summary(path: Path, summary: Mapping[str, object]) -> None:
-    write_atomically(path, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    write_json_atomically(path, summary, indent=2)
 
 
 def write_pages_csv(path: Path, records: Iterable[PageRecord]) -> None:

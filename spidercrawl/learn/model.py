@@ -9,7 +9,6 @@ of any page of that site. ``save(folder)`` / ``SiteModel.load(folder)`` keep it 
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -30,6 +29,7 @@ from spidercrawl.extract.structure import (
     paragraphs_html,
     paragraphs_text,
 )
+from spidercrawl.files import write_json_atomically
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
@@ -211,7 +211,7 @@ class SiteModel(BaseEstimator):
         temporary = folder / f".{MODEL_FILE}.tmp"
         joblib.dump(self, temporary)
         temporary.replace(folder / MODEL_FILE)
-        (folder / META_FILE).write_text(json.dumps(self.metadata(), indent=2) + "\n", "utf-8")
+        write_json_atomically(folder / META_FILE, self.metadata(), indent=2)
         return folder
 
     @classmethod

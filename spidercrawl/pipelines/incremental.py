@@ -22,8 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +32,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 
+from spidercrawl.files import write_json_atomically
 from spidercrawl.learn.store import safe_name
 from spidercrawl.urls import article_key
 
@@ -46,22 +45,6 @@ def content_hash(title: str, text: str) -> str:
     """A hash of what a reader sees: title and text, whitespace and case folded."""
     folded = " ".join(f"{title}\n{text}".split()).lower()
     return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:32]
-
-
-def write_json_atomically(path: Path, data: object) -> None:
-    """Write JSON so that a crash leaves the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(data, file, ensure_ascii=False, indent=1)
-            file.write("\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 @dataclass

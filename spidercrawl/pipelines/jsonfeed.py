@@ -27,8 +27,8 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
+from spidercrawl.files import write_json_atomically
 from spidercrawl.learn.store import safe_name
-from spidercrawl.pipelines.incremental import write_json_atomically
 
 logger = logging.getLogger(__name__)
 

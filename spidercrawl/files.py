@@ -1,0 +1,28 @@
+"""Writing files so that a crash never leaves half of one behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename it
+    over ``path``: readers see the old file or the new one, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomically(path: Path, data: object, indent: int = 1) -> None:
+    write_atomically(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
