@@ -62,8 +62,9 @@ class SiteState:
     held: list[tuple[dict[str, Any], asyncio.Future]] = field(default_factory=list)
     settled: bool = False  # a model is in use, or the site fell back to text density
     fallback_reason: str = ""
-    # Template drift: did the model fit each recent page; recent rendered pages that it
-    # did not fit (what a new model learns from); pages already used to learn anew.
+    # Template drift: did the model fit each recent page (last DRIFT_WINDOW); the recent
+    # rendered pages it did not fit (last LEARN_MIN_PAGES: what a new model learns from);
+    # the pages a relearning starts from.
     fits: deque[bool] = field(default_factory=deque)
     misfits: deque[dict[str, Any]] = field(default_factory=deque)
     relearning_from: list[dict[str, Any]] = field(default_factory=list)
@@ -160,7 +161,11 @@ class SiteLearningPipeline:
         site = str(page.get("site") or "unknown")
         state = self.sites.get(site)
         if state is None:
-            state = self.sites[site] = SiteState(model=self.store.load(site))
+            state = self.sites[site] = SiteState(
+                model=self.store.load(site),
+                fits=deque(maxlen=self.drift_window),
+                misfits=deque(maxlen=self.min_pages),
+            )
             state.settled = state.model is not None
             if state.model is not None:
                 logger.info(
@@ -240,10 +245,6 @@ class SiteLearningPipeline:
         state.fits.append(fitted)
         if not fitted and page.get("texts"):
             state.misfits.append(page)
-        while len(state.fits) > self.drift_window:
-            state.fits.popleft()
-        while len(state.misfits) > self.min_pages:
-            state.misfits.popleft()
         failures = state.fits.count(False)
         if len(state.fits) < self.drift_window or failures < self.drift_share * len(state.fits):
             return
