@@ -24,6 +24,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
 from spidercrawl.capture.static import static_capture
+from spidercrawl.extract.html import UnusableDocumentError, parse_html
+from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import ExtractionRules
 from spidercrawl.learn.store import ModelStore
@@ -90,9 +92,13 @@ class FastPathMiddleware:
             return _to_browser(request, "the site's template is being learned again")
         if not isinstance(response, TextResponse):
             return _to_browser(request, "not a text response")
-        capture = static_capture(response.text, response.url)
-        result = rules.extract(response.text)
-        verdict = rules.check(result, next(iter(capture["descriptions"]), ""))
+        try:  # one parse serves the metadata and the rules
+            document = parse_html(response.text)
+        except UnusableDocumentError as error:
+            return _to_browser(request, str(error))
+        capture = static_capture(document, response.url)  # first: the rules drop scripts
+        result = rules.extract(document)
+        verdict = rules.check(result, first_description(capture))
         stats = self.crawler.stats
         if not verdict.ok:
             stats.inc_value("spidercrawl/fast_path/rejected")

@@ -11,6 +11,7 @@ import re
 from typing import Any
 from urllib.parse import urljoin
 
+import lxml.html
 import parsel
 
 META_NAMES = (
@@ -93,9 +94,13 @@ def _jsonld(selector: parsel.Selector) -> tuple[list[dict[str, Any]], list[str]]
     return found, types_seen
 
 
-def static_capture(html: str, url: str) -> dict[str, Any]:
-    """The capture fields of a page that was not rendered (no blocks, no geometry)."""
-    selector = parsel.Selector(text=html or "<html></html>", type="html")
+def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any]:
+    """The capture fields of a page that was not rendered (no blocks, no geometry), from
+    its HTML or its already parsed document (read only)."""
+    if isinstance(html, str):
+        selector = parsel.Selector(text=html or "<html></html>", type="html")
+    else:
+        selector = parsel.Selector(root=html, type="html")
     title = " ".join(" ".join(selector.xpath("//title//text()").getall()).split())
     titles = [t for t in [title, _meta(selector, "property", "og:title")] if t]
     titles += [t for t in [_meta(selector, "name", "twitter:title")] if t]

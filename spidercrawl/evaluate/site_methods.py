@@ -30,6 +30,7 @@ from typing import Any
 
 from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
+from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.snapshot import SiteSnapshot
 
@@ -171,7 +172,7 @@ def _score_fast_path(
             continue
         started = time.perf_counter()
         result = rules.extract(snapshot.page_bytes(page_id))
-        verdict = rules.check(result, next(iter(page.get("descriptions") or []), ""))
+        verdict = rules.check(result, first_description(page))
         seconds = time.perf_counter() - started
         if not verdict.ok:
             records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")

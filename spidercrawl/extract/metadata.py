@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from dateutil import parser as date_parser
+from rapidfuzz import fuzz
 
 EARLIEST_DATE = datetime(1990, 1, 1, tzinfo=UTC)  # no news site is older than the web
 _TITLE_SEPARATORS = re.compile(
@@ -61,6 +62,11 @@ def _first(values: Iterable[Any]) -> str:
         if isinstance(value, str) and value.strip():
             return value.strip()
     return ""
+
+
+def first_description(page: Mapping[str, Any]) -> str:
+    """The page's first non-empty description (meta, og, twitter), or ''."""
+    return _first(page.get("descriptions") or [])
 
 
 def _normalized(text: str) -> str:
@@ -339,8 +345,6 @@ def best_title(metadata_titles: Sequence[str], headlines: Sequence[str]) -> str:
     title. A headline block matches a metadata title when they are nearly equal, or when the
     block's text is a good part of it ("Storm hits coast" in "News : Storm hits coast").
     """
-    from rapidfuzz import fuzz
-
     for title in metadata_titles:
         wanted = _normalized(title)
         for text in headlines:

@@ -61,7 +61,8 @@ def selector_step(element: Mapping[str, Any]) -> str:
     return step + "".join(f".{c}" for c in classes)
 
 
-def _text_of(raw: object) -> str:
+def block_text(raw: object) -> str:
+    """A block's text (a string, or the list of its text-node strings), spaces folded."""
     if isinstance(raw, str):
         return " ".join(raw.split())
     if isinstance(raw, Sequence):
@@ -123,7 +124,7 @@ def page_blocks(
         + [float((b.get("bound") or {}).get("top", 0)) for b in raw_blocks]
     )
     for index, raw in enumerate(raw_blocks):
-        text = _text_of(raw.get("text"))
+        text = block_text(raw.get("text"))
         if not text:
             continue
         bound = raw.get("bound") or {}

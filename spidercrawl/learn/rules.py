@@ -34,6 +34,7 @@ import parsel
 
 from spidercrawl.extract.density import body_of, remove_invisible
 from spidercrawl.extract.html import UnusableDocumentError, parse_html
+from spidercrawl.extract.metadata import first_description
 from spidercrawl.extract.structure import (
     BLOCK_TAGS,
     Paragraph,
@@ -41,6 +42,7 @@ from spidercrawl.extract.structure import (
     paragraphs_html,
     paragraphs_text,
 )
+from spidercrawl.learn.blocks import block_text
 from spidercrawl.learn.relevance import lcs_relevance
 
 
@@ -231,18 +233,15 @@ class ExtractionRules:
     ) -> ExtractionRules:
         """Learn rules from ``pages`` and their content blocks as (page, block index) pairs."""
         chosen = set(content)
-        paths: list[tuple[SelectorPath, int, bool]] = []
+        positives: Counter[SelectorPath] = Counter()
+        negatives: Counter[SelectorPath] = Counter()
         for number, page in enumerate(pages):
             for index, (path, raw) in enumerate(
                 zip(page_paths(page), page.get("texts") or [], strict=True)
             ):
-                chars = len(" ".join(_joined(raw.get("text")).split()))
+                chars = len(block_text(raw.get("text")))
                 if chars and path:
-                    paths.append((path, chars, (number, index) in chosen))
-        positives: Counter[SelectorPath] = Counter()
-        negatives: Counter[SelectorPath] = Counter()
-        for path, chars, is_content in paths:
-            (positives if is_content else negatives)[path] += chars
+                    (positives if (number, index) in chosen else negatives)[path] += chars
         candidates = consolidate(positives, negatives, self.max_false_share)
         self.rules_: list[Rule] = []
         self.rule_stats_: list[dict[str, Any]] = []
@@ -276,12 +275,18 @@ class ExtractionRules:
         return bool(self.rules_) and self.recall_ >= self.min_recall
 
     # -- applying ---------------------------------------------------------------------------
-    def extract(self, html: str | bytes, content_type: str | None = None) -> RuleExtraction:
-        """The rules' article from raw (or rendered) HTML."""
-        try:
-            root = parse_html(html, content_type)
-        except UnusableDocumentError as error:
-            return RuleExtraction(reason=str(error))
+    def extract(
+        self, html: str | bytes | lxml.html.HtmlElement, content_type: str | None = None
+    ) -> RuleExtraction:
+        """The rules' article from raw (or rendered) HTML, or from a parsed document
+        (which this changes: invisible elements are removed from it)."""
+        if isinstance(html, lxml.html.HtmlElement):
+            root = html
+        else:
+            try:
+                root = parse_html(html, content_type)
+            except UnusableDocumentError as error:
+                return RuleExtraction(reason=str(error))
         remove_invisible(root)
         body = body_of(root)
         selector = parsel.Selector(root=root, type="html")
@@ -324,7 +329,7 @@ class ExtractionRules:
             chars.append(result.chars)
             shares.append(result.chars / max(result.page_chars, 1))
             link_shares.append(result.link_chars / max(result.chars, 1))
-            reference = _reference(page)
+            reference = first_description(page)
             if reference:
                 relevance.append(lcs_relevance(result.text, reference))
         self.check_ = {
@@ -374,19 +379,6 @@ class ExtractionRules:
             "usable": self.usable,
             "check": self.check_,
         }
-
-
-def _joined(raw: object) -> str:
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, Sequence):
-        return " ".join(str(part) for part in raw)
-    return ""
-
-
-def _reference(page: Mapping[str, Any]) -> str:
-    descriptions = [d for d in page.get("descriptions") or [] if d]
-    return descriptions[0] if descriptions else ""
 
 
 def _kept_elements(

@@ -43,7 +43,12 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
-from spidercrawl.extract.metadata import SiteTitles, article_metadata, best_title
+from spidercrawl.extract.metadata import (
+    SiteTitles,
+    article_metadata,
+    best_title,
+    first_description,
+)
 from spidercrawl.extract.titles import headline_candidates, html_headlines
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import page_blocks
@@ -86,14 +91,13 @@ def article_item(
         headlines = headline_candidates(page, page_blocks(page, densities=False))
     else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
         headlines = html_headlines(page.get("rendered_html") or "")
-    descriptions = [d for d in page.get("descriptions") or [] if d]
     title = best_title(metadata.titles, headlines)
     return ArticleItem(
         url=page.get("url"),
         canonical_url=metadata.canonical_url,
         site=page.get("site"),
         title=title,
-        description=descriptions[0] if descriptions else "",
+        description=first_description(page),
         authors=metadata.authors,
         published=metadata.published,
         modified=metadata.modified,
@@ -291,8 +295,7 @@ def _extract_plain(page: dict[str, Any], state: SiteState) -> tuple[Any, str, st
     rules = getattr(state.model, "rules_", None)
     if rules is not None and rules.usable:
         extraction = rules.extract(page.get("rendered_html") or "")
-        descriptions = page.get("descriptions") or [""]
-        verdict = rules.check(extraction, descriptions[0])
+        verdict = rules.check(extraction, first_description(page))
         if verdict.ok:
             extraction.confidence = round(rules.precision_, 3)
             return extraction, "rules", ""
