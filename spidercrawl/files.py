@@ -13,7 +13,10 @@ def write_atomically(path: Path, text: str) -> None:
     over ``path``: readers see the old file or the new one, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    # mkstemp makes the file private (0600); keep the mode an ordinary file would have.
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     try:
+        os.chmod(temporary, mode)
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
             file.flush()

@@ -98,7 +98,8 @@ JSONFEED_ENABLED = True
 JSONFEED_PATH = "output/%(site)s/feed.json"  # one JSON Feed 1.1 document per site
 JSONFEED_MAX_ITEMS = 500  # newest items kept in each feed document
 
-# Where articles go when no -o/-O is given: one JSON Lines file per site, appended.
+# Where articles always go: one JSON Lines file per site, appended (-o/-O add a file to
+# this; Scrapy merges them, it does not replace it).
 FEEDS = {"output/%(site)s/articles.jsonl": {"format": "jsonlines", "encoding": "utf-8"}}
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
