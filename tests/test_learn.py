@@ -11,7 +11,7 @@ import pytest
 from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cluster import knee_eps
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
-from spidercrawl.learn.labeling import site_references
+from spidercrawl.learn.labeling import AutoLabeler, site_references
 from spidercrawl.learn.model import LearningError, SiteModel
 from spidercrawl.learn.relevance import lcs_relevance, site_relevance
 from tests.conftest import SHARED
@@ -144,6 +144,73 @@ def test_a_description_the_whole_site_shares_is_not_a_pages_reference() -> None:
     ]
     # A description found on one page only is that page's own.
     assert site_references(pages[:1] + pages[4:]) == [blurb, "A letter from 1918"]
+
+
+def commented_page(number: int, blurb: bool = False) -> tuple[dict, list[int]]:
+    """A page with a short article and many comments, and the cluster of each block.
+
+    Clusters: 0 article paragraphs (and the author's reply), 1 comments (more text than the article, some of it
+    quoting the topic), 2 the comments' "Reply" links, 3 the headline.
+    """
+    rng = random.Random(number)
+    topic = " ".join(rng.sample(WORDS, 3))
+    texts, clusters = [], []
+    if blurb:  # a section blurb that looks like an article paragraph, above the article
+        promo = block("Our newsletter: all the week's stories, every Friday", "p", ["body"], 60)
+        promo["selector"][0] = {"name": "aside", "id": "", "classes": ["promo"]}
+        texts.append(promo)
+        clusters.append(0)
+    texts.append(block(f"Headline about {topic}", "h1", ["headline"], 100))
+    clusters.append(3)
+    for i in range(3):
+        words = " ".join(rng.choices(FILLER, k=20))
+        texts.append(block(f"{topic} {words} {topic}.", "p", ["body"], 160 + 50 * i))
+        clusters.append(0)
+    for i in range(20):
+        quote = topic if i % 3 == 0 else ""
+        words = " ".join(rng.choices(FILLER, k=15))
+        texts.append(block(f"{quote} {words}".strip(), "p", ["comment"], 340 + 60 * i))
+        texts.append(block("Reply", "a", ["reply"], 380 + 60 * i))
+        clusters += [1, 2]
+    # A paragraph of the article's look far below (an author's reply to a comment), so
+    # the article's box on the page holds the comments.
+    texts.append(block(f"Thanks, all: more on {topic} soon.", "p", ["body"], 1600))
+    clusters.append(0)
+    page = {
+        "titles": [f"Headline about {topic}"],
+        "descriptions": [f"{topic} {topic}"],
+        "body": {"bound": {"left": 0, "top": 0, "width": 1200, "height": 1700}},
+        "texts": texts,
+    }
+    return page, clusters
+
+
+def label_site(pages_and_clusters: list[tuple[dict, list[int]]]) -> tuple[AutoLabeler, list]:
+    pages = [page for page, _ in pages_and_clusters]
+    blocks = [b for n, page in enumerate(pages) for b in page_blocks(page, n)]
+    clusters = np.array([c for _, page_clusters in pages_and_clusters for c in page_clusters])
+    return AutoLabeler().fit(blocks, clusters, pages), blocks
+
+
+def test_comments_in_many_short_stretches_lose_to_the_article() -> None:
+    labeler, blocks = label_site([commented_page(n) for n in range(8)])
+    assert labeler.content_cluster_ == 0
+    chosen = [b.text for b, is_content in zip(blocks, labeler.labels_, strict=True) if is_content]
+    assert len(chosen) == 4 * 8
+    # The comments are larger than the article and inside its page column: they must not
+    # join it as if they were quotes or captions.
+    assert not any(
+        b.selector[-1] == "p.comment" and label for b, label in zip(blocks, labeler.labels_)
+    )
+
+
+def test_a_blurb_that_looks_like_the_article_is_left_out() -> None:
+    labeler, blocks = label_site([commented_page(n, blurb=True) for n in range(8)])
+    assert labeler.content_cluster_ == 0
+    kept = {b.text for b, is_content in zip(blocks, labeler.labels_, strict=True) if is_content}
+    assert not any(text.startswith("Our newsletter") for text in kept)
+    assert len(kept) == 4 * 8
+    assert labeler.dropped_roles_ == ["aside.promo > p.body"]
 
 
 def test_non_latin_text() -> None:

@@ -61,6 +61,20 @@ def selector_step(element: Mapping[str, Any]) -> str:
     return step + "".join(f".{c}" for c in classes)
 
 
+def template_step(step: str) -> str:
+    """A selector step without its id and digits: ``div#post-12.entry.e3`` -> ``div.entry.e``.
+
+    Ids and numbered classes change from page to page; the template's role does not.
+    """
+    tag, *classes = re.sub(r"#[^.]*", "", step).split(".")
+    return ".".join([tag, *sorted({re.sub(r"\d+", "", c) for c in classes} - {""})])
+
+
+def template_path(selector: Sequence[str]) -> str:
+    """A block's role in the site's template: its selector path without ids and digits."""
+    return " > ".join(template_step(step) for step in selector)
+
+
 def block_text(raw: object) -> str:
     """A block's text (a string, or the list of its text-node strings), spaces folded."""
     if isinstance(raw, str):

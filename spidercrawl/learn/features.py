@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.preprocessing import StandardScaler
 
-from spidercrawl.learn.blocks import DENSITY_FEATURES, Block
+from spidercrawl.learn.blocks import DENSITY_FEATURES, Block, template_path
 
 FEATURE_GROUPS = ("text", "tag_path", "selector", "css", "geometry", "density")
 CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic")
@@ -40,15 +40,6 @@ GENERIC_CSS = ("font-size", "font-weight", "font-style", "text-align", "display"
 _PUNCTUATION = re.compile(r"[.,;:!?\u3002\uff0c\u3001\uff01\uff1f]")  # with CJK ones
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]['\"\u201d\u2019)]?$")
 _DIGIT = re.compile(r"\d")
-
-
-def _template_step(step: str) -> str:
-    """A selector step without its id and digits: ``div#post-12.entry.e3`` -> ``div.entry.e``.
-
-    Ids and numbered classes change from page to page; the template's role does not.
-    """
-    tag, *classes = re.sub(r"#[^.]*", "", step).split(".")
-    return ".".join([tag, *sorted({re.sub(r"\d+", "", c) for c in classes} - {""})])
 
 
 def _continuous(block: Block, groups: Sequence[str]) -> list[float]:
@@ -94,7 +85,7 @@ def _discrete(block: Block, groups: Sequence[str]) -> dict[str, float]:
                 if token and token[0] in "#.":
                     features[f"sel{depth}{token}"] = 1.0
     if "template" in groups:
-        features["template=" + " > ".join(_template_step(step) for step in block.selector)] = 1.0
+        features["template=" + template_path(block.selector)] = 1.0
     if "css" in groups:
         for name, value in block.computed.items():
             features[f"css:{name}={value}"] = 1.0
