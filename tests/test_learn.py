@@ -12,7 +12,7 @@ from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cluster import knee_eps
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, site_references
-from spidercrawl.learn.model import LearningError, SiteModel
+from spidercrawl.learn.model import LearningError, SiteModel, fill_gaps
 from spidercrawl.learn.relevance import lcs_relevance, site_relevance
 from tests.conftest import SHARED
 
@@ -149,8 +149,9 @@ def test_a_description_the_whole_site_shares_is_not_a_pages_reference() -> None:
 def commented_page(number: int, blurb: bool = False) -> tuple[dict, list[int]]:
     """A page with a short article and many comments, and the cluster of each block.
 
-    Clusters: 0 article paragraphs (and the author's reply), 1 comments (more text than the article, some of it
-    quoting the topic), 2 the comments' "Reply" links, 3 the headline.
+    Clusters: 0 article paragraphs (and the author's reply), 1 comments (more text than
+    the article, some of it quoting the topic), 2 the comments' "Reply" links, 3 the
+    headline.
     """
     rng = random.Random(number)
     topic = " ".join(rng.sample(WORDS, 3))
@@ -199,9 +200,8 @@ def test_comments_in_many_short_stretches_lose_to_the_article() -> None:
     assert len(chosen) == 4 * 8
     # The comments are larger than the article and inside its page column: they must not
     # join it as if they were quotes or captions.
-    assert not any(
-        b.selector[-1] == "p.comment" and label for b, label in zip(blocks, labeler.labels_)
-    )
+    labels = zip(blocks, labeler.labels_, strict=True)
+    assert not any(b.selector[-1] == "p.comment" and label for b, label in labels)
 
 
 def test_a_blurb_that_looks_like_the_article_is_left_out() -> None:
@@ -211,6 +211,28 @@ def test_a_blurb_that_looks_like_the_article_is_left_out() -> None:
     assert not any(text.startswith("Our newsletter") for text in kept)
     assert len(kept) == 4 * 8
     assert labeler.dropped_roles_ == ["aside.promo > p.body"]
+
+
+def test_short_gaps_inside_the_article_are_filled() -> None:
+    page = {
+        "texts": [
+            block("First paragraph of the story.", "p", ["body"], 100),
+            block("A sub-heading", "h3", ["sub"], 140),
+            block("Second paragraph of the story.", "p", ["body"], 180),
+            block("Related: another story", "p", ["related"], 220),
+            block("Third paragraph of the story.", "p", ["body"], 260),
+            *(block(f"Comment {n} on the story", "p", ["comment"], 300 + 40 * n) for n in range(5)),
+            block("Author's reply to the comments.", "p", ["body"], 520),
+        ]
+    }
+    page["texts"][3]["html"] = '<a href="/other">Related: another story</a>'
+    blocks = page_blocks(page)
+    classifier_says = np.array([True, False, True, False, True, *[False] * 5, True])
+    filled = fill_gaps(blocks, classifier_says, max_gap=4)
+    assert filled[1]  # the sub-heading between two paragraphs
+    assert not filled[3]  # a link between two paragraphs is not the article
+    assert not filled[5:10].any()  # five comments in a row: more than a gap
+    assert filled[[0, 2, 4, 10]].all()
 
 
 def test_non_latin_text() -> None:

