@@ -92,6 +92,17 @@ def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> 
     return filled
 
 
+def _page_spans(blocks: Sequence[Block]) -> list[tuple[int, int]]:
+    """(start, end) of each page's run of blocks in a site's block list."""
+    spans: list[tuple[int, int]] = []
+    for i, block in enumerate(blocks):
+        if i == 0 or block.page != blocks[i - 1].page:
+            spans.append((i, i + 1))
+        else:
+            spans[-1] = (spans[-1][0], i + 1)
+    return spans
+
+
 class SiteModel(BaseEstimator):
     """Learn one site's article blocks from its pages; extract articles of its pages."""
 
@@ -142,11 +153,16 @@ class SiteModel(BaseEstimator):
         return self
 
     def fit_rules(self, pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block]) -> None:
-        """Consolidate the selectors of the blocks the SVM calls content into extraction
-        rules (the fast path: raw HTML, no browser)."""
+        """Consolidate the selectors of the blocks the model extracts (SVM content, gaps
+        filled, page by page) into extraction rules (the fast path: raw HTML, no browser),
+        so that both paths give the same article."""
         started = time.perf_counter()
-        margins = self.decision(blocks)
-        chosen = [(b.page, b.index) for b, m in zip(blocks, margins, strict=True) if m > 0]
+        is_content = self.decision(blocks) > 0
+        chosen = []
+        for start, end in _page_spans(blocks):
+            on_page = blocks[start:end]
+            filled = fill_gaps(on_page, is_content[start:end], self.max_gap)
+            chosen += [(b.page, b.index) for b, c in zip(on_page, filled, strict=True) if c]
         self.rules_ = ExtractionRules().fit(pages, chosen)
         self.training_["rules_seconds"] = round(time.perf_counter() - started, 3)
 
