@@ -185,6 +185,7 @@ class AutoLabeler:
         newsletter box can share the article paragraphs' look. Its role differs, and so
         does its relevance, weighed the same way as clusters are.
         """
+        self.dropped_roles_: list[str] = []
         members = np.flatnonzero(labels)
         roles = [template_path(blocks[i].selector) for i in members]
         if len(set(roles)) < 2:
@@ -193,11 +194,11 @@ class AutoLabeler:
         best = max(totals.values(), default=0.0)
         if best <= 0:
             return labels
-        kept = labels.copy()
-        for i, role in zip(members, roles, strict=True):
-            if totals.get(role, 0.0) < self.min_role_share * best:
-                kept[i] = False
         self.dropped_roles_ = sorted(r for r, t in totals.items() if t < self.min_role_share * best)
+        kept = labels.copy()
+        kept[[i for i, role in zip(members, roles, strict=True) if role in self.dropped_roles_]] = (
+            False
+        )
         return kept
 
     def _anchors(self, blocks: Sequence[Block]) -> dict[int, float]:
