@@ -78,6 +78,7 @@ ITEM_PIPELINES = {
 LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
 LEARN_MIN_PAGES = 10  # pages of a site held before its model is learned
 LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: text density
+ARTICLE_HEADLINE_IN_TEXT = True  # an article's text (and HTML) starts with its headline
 MODELS_DIR = "models"  # one folder per site: models/<site>/model.joblib + model.json
 LEARN_SIMILARITY = "lcs"  # auto-labeling relevance: "lcs" (token LCS) or "tfidf" (char n-grams)
 LEARN_DBSCAN_EPS = None  # None: the knee of the k-distance curve (see learn/cluster.py)

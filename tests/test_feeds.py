@@ -16,6 +16,7 @@ from spidercrawl.extract.metadata import (
     language,
     parse_date,
 )
+from spidercrawl.extract.titles import lead_with_headline
 from spidercrawl.pipelines.incremental import content_hash
 from spidercrawl.pipelines.jsonfeed import VERSION, feed_errors, feed_item
 from spidercrawl.runner import DEMO_SITE
@@ -48,6 +49,15 @@ def test_the_visible_headline_wins_over_a_rewritten_metadata_title() -> None:
     assert best_title(["News: Storm hits the north coast overnight"], headlines) == headlines[0]
     assert best_title(["Completely different"], headlines) == "Completely different"
     assert best_title([], headlines) == headlines[0]
+
+
+def test_the_article_text_starts_with_its_headline_once() -> None:
+    text, html = lead_with_headline("First paragraph.", "<p>First paragraph.</p>", "Storm & rain")
+    assert text == "Storm & rain\n\nFirst paragraph."
+    assert html == "<h1>Storm &amp; rain</h1>\n<p>First paragraph.</p>"
+    already = "Storm  & Rain\n\nFirst paragraph."
+    assert lead_with_headline(already, "", "Storm & rain") == (already, "")
+    assert lead_with_headline("", "", "Storm & rain") == ("", "")  # no article, no headline
 
 
 def test_authors_without_navigation_urls_or_site_names() -> None:

@@ -12,7 +12,7 @@ from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cluster import knee_eps
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, site_references
-from spidercrawl.learn.model import LearningError, SiteModel, fill_gaps
+from spidercrawl.learn.model import LearningError, SiteModel, fill_gaps, take_nested
 from spidercrawl.learn.relevance import lcs_relevance, site_relevance
 from tests.conftest import SHARED
 
@@ -233,6 +233,39 @@ def test_short_gaps_inside_the_article_are_filled() -> None:
     assert not filled[3]  # a link between two paragraphs is not the article
     assert not filled[5:10].any()  # five comments in a row: more than a gap
     assert filled[[0, 2, 4, 10]].all()
+
+
+def nested_block(outer: dict, text: str, tag: str, top: int, left: int = 300) -> dict:
+    """A block inside ``outer``'s element (its selector path one step longer)."""
+    inner = block(text, tag, [], top, left)
+    inner["selector"] = [*outer["selector"], inner["element"]]
+    inner["bound"]["width"] = 500
+    return inner
+
+
+def test_blocks_nested_in_a_content_block_join_the_article() -> None:
+    # The article element has text of its own and <p> children; the classifier took only
+    # the element's own text.
+    article = block("Lead of the story, written in the article element.", "div", ["story"], 100)
+    article["bound"]["height"] = 400
+    sidebar = block("Sidebar box", "div", ["story"], 100, left=1000)  # same path, elsewhere
+    page = {
+        "texts": [
+            article,
+            nested_block(article, "Second paragraph of the story.", "p", 160),
+            nested_block(article, "Third paragraph of the story.", "p", 220),
+            nested_block(article, "Related: another story", "p", 280),
+            nested_block(sidebar, "Most read today", "p", 160, left=1000),
+            block("A footer paragraph after the story.", "p", [], 600),
+        ]
+    }
+    page["texts"][3]["html"] = '<a href="/other">Related: another story</a>'
+    blocks = page_blocks(page)
+    taken = take_nested(blocks, np.array([True, False, False, False, False, False]))
+    assert taken[[0, 1, 2]].all()
+    assert not taken[3]  # a link inside the article is not its text
+    assert not taken[4]  # same selector path, but outside the article's box
+    assert not taken[5]  # not inside the article element
 
 
 def test_non_latin_text() -> None:

@@ -65,6 +65,8 @@ def test_articles_match_the_gold_text(learned) -> None:
         scores.append(score_text(item["text"], gold).f1)
     assert sum(scores) / len(scores) > 0.6, scores  # measured: see the README
     assert all(item["title"] and item["html"].startswith("<") for item in first.items)
+    # The demo pages show their headline: the article starts with it (as gold text does).
+    assert all(item["text"].startswith(item["title"]) for item in first.items)
 
 
 def test_a_later_crawl_loads_the_saved_model(learned) -> None:

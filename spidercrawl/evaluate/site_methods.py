@@ -30,8 +30,10 @@ from typing import Any
 
 from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
+from spidercrawl.extract.html import decode_html
 from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.pipelines.learning import article_item
 from spidercrawl.snapshot import SiteSnapshot
 
 logger = logging.getLogger(__name__)
@@ -98,6 +100,14 @@ def _score_pages(
     return records
 
 
+def _article_text(
+    page: dict[str, Any], extraction: Any, method: str, model: SiteModel | None = None
+) -> str:
+    """The text of the article item the crawl writes for ``page`` (headline first, as
+    with the default ``ARTICLE_HEADLINE_IN_TEXT``): what users get is what is scored."""
+    return article_item(page, extraction, method, model)["text"]
+
+
 def _score_with(
     job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
 ) -> list[PageRecord]:
@@ -105,9 +115,9 @@ def _score_with(
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
         if model is None:
-            return cold_start_extraction(page).text, ""
+            return _article_text(page, cold_start_extraction(page), "density"), ""
         extraction, how = learned_extraction(page, model)
-        return extraction.text, ("" if how == "learned" else how)
+        return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)
 
@@ -171,7 +181,8 @@ def _score_fast_path(
             records += _score_with(job, model, [page_id], note or "no usable rules")
             continue
         started = time.perf_counter()
-        result = rules.extract(snapshot.page_bytes(page_id))
+        raw_html, _ = decode_html(snapshot.page_bytes(page_id))
+        result = rules.extract(raw_html)
         verdict = rules.check(result, first_description(page))
         seconds = time.perf_counter() - started
         if not verdict.ok:
@@ -179,7 +190,9 @@ def _score_fast_path(
             continue
         record = PageRecord(job.dataset, job.site, page_id, job.method, note="fast path")
         record.seconds = seconds
-        records.append(score_record(record, result.text, _gold(job, page_id)))
+        fetched = {**page, "texts": [], "rendered_html": raw_html}  # as a plain fetch has it
+        text = _article_text(fetched, result, "rules", model)
+        records.append(score_record(record, text, _gold(job, page_id)))
     return records
 
 
@@ -206,7 +219,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
     extractor = UnseenExtractor.load(Path(job.model_dir) if job.model_dir else None)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
-        return extractor.extract(page).text, ""
+        return _article_text(page, extractor.extract(page), "unseen"), ""
 
     return SiteOutcome(records=_score_pages(job, sorted(job.page_ids), extract))
 

@@ -4,8 +4,9 @@ A title is big for its page (font size against the body's), short, often bold or
 element, without sentence punctuation at its end, and sits in the page's main column. On a
 single article it is unlinked; on a page of several posts (a blog's front page) each post's
 title is a link to the post, all in the same style. :func:`title_scores` scores every block;
-:func:`article_title` picks the visible headline matching the page's metadata title, and
-:mod:`spidercrawl.capture.posts` uses :func:`post_titles` to split pages of several posts.
+:func:`headline_candidates` ranks the blocks most like an article's headline,
+:mod:`spidercrawl.capture.posts` uses :func:`post_titles` to split pages of several posts,
+and :func:`lead_with_headline` starts an article's text with its headline.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from html import escape
 from typing import Any
 
 from spidercrawl.learn.blocks import Block
@@ -106,3 +108,20 @@ def html_headlines(html: str, limit: int = 5) -> list[str]:
     selector = parsel.Selector(text=html, type="html")
     texts = (" ".join(" ".join(h.xpath(".//text()").getall()).split()) for h in selector.css("h1"))
     return [t for t in texts if t][:limit]
+
+
+def lead_with_headline(text: str, html: str, headline: str) -> tuple[str, str]:
+    """The article's text and HTML beginning with its headline, as readers see the article.
+
+    People's gold text of news pages starts with the headline (on pages with a heading
+    like the title: 97% of cleanportaleval, 87% of dragnet, 94% of L3S-GN1), and so do
+    most corpora. Unchanged when there is no text or the text already starts with it.
+    """
+    headline = " ".join(headline.split())
+    if not text or not headline:
+        return text, html
+    opening = " ".join(text[: 2 * len(headline) + 100].split()).casefold()
+    if headline.casefold() in opening:
+        return text, html
+    heading = f"<h1>{escape(headline, quote=False)}</h1>"
+    return f"{headline}\n\n{text}", f"{heading}\n{html}" if html else html

@@ -13,6 +13,7 @@ import itertools
 import logging
 import math
 import time
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,7 +40,7 @@ from spidercrawl.learn.rules import ExtractionRules
 
 logger = logging.getLogger(__name__)
 
-MODEL_FORMAT = 3  # 2: extraction rules (rules_); 3: max_gap; older models are learned again
+MODEL_FORMAT = 4  # 2: rules_; 3: max_gap; 4: rules fitted with nested blocks; older: learned again
 MODEL_FILE = "model.joblib"
 META_FILE = "model.json"
 
@@ -95,6 +96,49 @@ def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> 
     return filled
 
 
+def take_nested(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:
+    """Blocks nested in a content block's element belong to the article, unless mostly links.
+
+    The capture script makes a separate block of every block-level element with text of
+    its own, so an article element with direct text and ``<p>`` children is one block plus
+    one per paragraph; the paragraphs can look unlike anything labeled content in training
+    (measured, learned F1 per page over the 141 dataset sites: 0.896 -> 0.900;
+    sport.guardian.co.uk 0.55 -> 0.96). Nested means: the content block's selector path is
+    a proper prefix of the block's, on the same page, and the block lies inside its box.
+    """
+    taken = np.asarray(is_content, dtype=bool).copy()
+    boxes: dict[tuple[int, tuple[str, ...]], list[Block]] = defaultdict(list)
+    for block, content in zip(blocks, taken, strict=True):
+        if content:
+            boxes[(block.page, block.selector)].append(block)
+    if not boxes:
+        return taken
+    for i, block in enumerate(blocks):
+        if taken[i] or block.link_chars > 0.5 * block.chars:
+            continue
+        taken[i] = any(
+            _inside(block, outer)
+            for depth in range(1, len(block.selector))
+            for outer in boxes.get((block.page, block.selector[:depth]), ())
+        )
+    return taken
+
+
+def _inside(block: Block, outer: Block, tolerance: float = 8.0) -> bool:
+    return (
+        block.left >= outer.left - tolerance
+        and block.top >= outer.top - tolerance
+        and block.right <= outer.right + tolerance
+        and block.bottom <= outer.bottom + tolerance
+    )
+
+
+def article_mask(blocks: Sequence[Block], margins: np.ndarray, max_gap: int) -> np.ndarray:
+    """Which blocks the article takes: the classifier's content, the blocks nested in it,
+    and short gaps between content blocks."""
+    return fill_gaps(blocks, take_nested(blocks, margins > 0), max_gap)
+
+
 class SiteModel(BaseEstimator):
     """Learn one site's article blocks from its pages; extract articles of its pages."""
 
@@ -145,11 +189,11 @@ class SiteModel(BaseEstimator):
         return self
 
     def fit_rules(self, pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block]) -> None:
-        """Consolidate the selectors of the blocks the model extracts (SVM content, gaps
-        filled) into extraction rules (the fast path: raw HTML, no browser),
+        """Consolidate the selectors of the blocks the model extracts (:func:`article_mask`)
+        into extraction rules (the fast path: raw HTML, no browser),
         so that both paths give the same article."""
         started = time.perf_counter()
-        extracted = fill_gaps(blocks, self.decision(blocks) > 0, self.max_gap)
+        extracted = article_mask(blocks, self.decision(blocks), self.max_gap)
         chosen = [(b.page, b.index) for b, c in zip(blocks, extracted, strict=True) if c]
         self.rules_ = ExtractionRules().fit(pages, chosen)
         self.training_["rules_seconds"] = round(time.perf_counter() - started, 3)
@@ -198,7 +242,7 @@ class SiteModel(BaseEstimator):
         """The article of one page: its content blocks in page order."""
         blocks = page_blocks(page)
         margins = self.decision(blocks)
-        is_content = fill_gaps(blocks, margins > 0, self.max_gap)
+        is_content = article_mask(blocks, margins, self.max_gap)
         chosen = [b for b, content in zip(blocks, is_content, strict=True) if content]
         paragraphs = block_paragraphs(chosen)
         confidence = (

@@ -49,7 +49,7 @@ from spidercrawl.extract.metadata import (
     best_title,
     first_description,
 )
-from spidercrawl.extract.titles import headline_candidates, html_headlines
+from spidercrawl.extract.titles import headline_candidates, html_headlines, lead_with_headline
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.model import SiteModel
@@ -83,15 +83,20 @@ def article_item(
     model: SiteModel | None,
     note: str = "",
     site_names: Iterable[str] = (),
+    headline_in_text: bool = True,
 ) -> ArticleItem:
-    """The article item of one page, from whichever extraction was used."""
+    """The article item of one page, from whichever extraction was used; its text starts
+    with the visible headline unless ``headline_in_text`` is False."""
     text = extraction.text if extraction is not None else ""
+    html = extraction.html if extraction is not None else ""
     metadata = article_metadata(page, text, site_names)
     if page.get("texts"):
         headlines = headline_candidates(page, page_blocks(page, densities=False))
     else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
         headlines = html_headlines(page.get("rendered_html") or "")
     title = best_title(metadata.titles, headlines)
+    if headline_in_text and title in headlines:
+        text, html = lead_with_headline(text, html, title)
     return ArticleItem(
         url=page.get("url"),
         canonical_url=metadata.canonical_url,
@@ -103,7 +108,7 @@ def article_item(
         modified=metadata.modified,
         image=metadata.image,
         text=text,
-        html=extraction.html if extraction is not None else "",
+        html=html,
         lang=metadata.lang,
         method=method,
         method_note=note,
@@ -125,6 +130,7 @@ class SiteLearningPipeline:
         self.crawler = crawler
         self.min_pages = max(1, settings.getint("LEARN_MIN_PAGES"))
         self.min_pages_at_end = max(1, settings.getint("LEARN_MIN_PAGES_AT_END"))
+        self.headline_in_text = settings.getbool("ARTICLE_HEADLINE_IN_TEXT", True)
         self.store = ModelStore(
             Path(settings.get("MODELS_DIR")), settings.getint("MODEL_VERSIONS_KEPT", 5)
         )
@@ -286,7 +292,9 @@ class SiteLearningPipeline:
         if not extraction.text:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
-        return article_item(page, extraction, method, state.model, note, state.titles.names())
+        return article_item(
+            page, extraction, method, state.model, note, state.titles.names(), self.headline_in_text
+        )
 
 
 def _extract_plain(page: dict[str, Any], state: SiteState) -> tuple[Any, str, str]:
