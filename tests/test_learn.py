@@ -268,6 +268,21 @@ def test_blocks_nested_in_a_content_block_join_the_article() -> None:
     assert not taken[5]  # not inside the article element
 
 
+def test_text_repeated_on_every_page_is_the_template_not_the_article() -> None:
+    # A blurb in the article paragraphs' own element and style after every article: only
+    # its repetition from page to page tells it apart.
+    blurb = "Subscribe to our harbour newsletter and never miss a council budget story again."
+    pages = [make_page(n) for n in range(10)]
+    for page in pages:
+        page["texts"].append(block(blurb, "p", ["body"], 500, font_size="18px"))
+    model = SiteModel().fit(pages[:8])
+    assert blurb.casefold() in model.template_texts_
+    for page in pages[8:]:
+        text = model.extract(page).text
+        assert "Subscribe to our harbour newsletter" not in text
+        assert len(text) > 500  # the article itself is still there
+
+
 def test_non_latin_text() -> None:
     model = SiteModel().fit([make_page(n, script="cjk") for n in range(10)])
     assert model.training_["content_blocks"] > 0
