@@ -226,6 +226,8 @@ def test_short_gaps_inside_the_article_are_filled() -> None:
         ]
     }
     page["texts"][3]["html"] = '<a href="/other">Related: another story</a>'
+    for comment in page["texts"][5:10]:  # comments sit in their own container
+        comment["selector"].insert(1, {"name": "section", "id": "comments", "classes": []})
     blocks = page_blocks(page)
     classifier_says = np.array([True, False, True, False, True, *[False] * 5, True])
     filled = fill_gaps(blocks, classifier_says, max_gap=4)
@@ -233,6 +235,14 @@ def test_short_gaps_inside_the_article_are_filled() -> None:
     assert not filled[3]  # a link between two paragraphs is not the article
     assert not filled[5:10].any()  # five comments in a row: more than a gap
     assert filled[[0, 2, 4, 10]].all()
+
+
+def test_a_long_gap_of_the_articles_own_paragraphs_is_filled() -> None:
+    # Six quoted paragraphs the classifier missed, in the same element as the article's.
+    texts = [block(f"Paragraph {n} of the story.", "p", ["body"], 100 + 40 * n) for n in range(8)]
+    blocks = page_blocks({"texts": texts})
+    classifier_says = np.array([True, *[False] * 6, True])
+    assert fill_gaps(blocks, classifier_says, max_gap=4).all()
 
 
 def nested_block(outer: dict, text: str, tag: str, top: int, left: int = 300) -> dict:
