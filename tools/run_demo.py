@@ -51,7 +51,7 @@ def main() -> int:
     print(f"JSON Feed: {PROJECT_ROOT / 'output' / 'harbourtimes.example' / 'feed.json'}")
     if items:
         sample = max(items, key=lambda item: item["word_count"])
-        print(f"\nSample: {sample['title']}\n{sample['text'][:400]}...")
+        print(f"\nSample ({sample['url']}):\n{sample['text'][:400]}...")
     else:
         print(
             "No new or changed articles since the last run (incremental crawl; the memory is "
