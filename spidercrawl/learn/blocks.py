@@ -51,6 +51,30 @@ class Block:
     def bottom(self) -> float:
         return self.top + self.height
 
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        """(left, top, right, bottom) on the rendered page."""
+        return self.left, self.top, self.right, self.bottom
+
+    @property
+    def mostly_links(self) -> bool:
+        """Navigation, "related" lists: never taken into an article by position alone."""
+        return self.link_chars > 0.5 * self.chars
+
+
+BOX_TOLERANCE_PX = 8.0  # rendering rounds boxes; an element may overhang its parent a little
+
+
+def lies_inside(block: Block, box: Sequence[float], tolerance: float = BOX_TOLERANCE_PX) -> bool:
+    """Whether ``block`` lies inside ``box`` (left, top, right, bottom), give or take."""
+    left, top, right, bottom = box
+    return (
+        block.left >= left - tolerance
+        and block.top >= top - tolerance
+        and block.right <= right + tolerance
+        and block.bottom <= bottom + tolerance
+    )
+
 
 def selector_step(element: Mapping[str, Any]) -> str:
     """``tag#id.class1.class2`` for one level of a selector path (classes sorted)."""

@@ -44,12 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block, template_path
+from spidercrawl.learn.blocks import Block, lies_inside, template_path
 from spidercrawl.learn.relevance import site_relevance
 
 logger = logging.getLogger(__name__)
 
-BOX_TOLERANCE_PX = 8.0
 # How fast a cluster's weight fades with its distance below the page's anchor (measured on
 # dragnet: 500 px 0.824, 1000 px 0.826, 3000 px 0.822, none 0.794).
 ANCHOR_DECAY_PX = 1000.0
@@ -242,14 +241,7 @@ class AutoLabeler:
 
         def inside(block: Block) -> bool:
             box = boxes.get(block.page)
-            tol = BOX_TOLERANCE_PX
-            return bool(
-                box
-                and block.left >= box[0] - tol
-                and block.top >= box[1] - tol
-                and block.right <= box[2] + tol
-                and block.bottom <= box[3] + tol
-            )
+            return box is not None and lies_inside(block, box)
 
         # Candidates: whole clusters, and each noise block on its own.
         groups: dict[object, list[int]] = defaultdict(list)

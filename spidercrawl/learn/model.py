@@ -32,7 +32,7 @@ from spidercrawl.extract.structure import (
     paragraphs_text,
 )
 from spidercrawl.files import write_json_atomically
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.blocks import Block, lies_inside, page_blocks
 from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler
@@ -103,7 +103,7 @@ def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> 
         if (
             len(gap) > 0
             and blocks[start].page == blocks[end].page
-            and all(blocks[i].link_chars <= 0.5 * blocks[i].chars for i in gap)
+            and not any(blocks[i].mostly_links for i in gap)
             and (len(gap) <= max_gap or siblings_share(gap) >= 0.8)
         ):
             filled[start + 1 : end] = True
@@ -128,23 +128,14 @@ def take_nested(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:
     if not boxes:
         return taken
     for i, block in enumerate(blocks):
-        if taken[i] or block.link_chars > 0.5 * block.chars:
+        if taken[i] or block.mostly_links:
             continue
         taken[i] = any(
-            _inside(block, outer)
+            lies_inside(block, outer.box)
             for depth in range(1, len(block.selector))
             for outer in boxes.get((block.page, block.selector[:depth]), ())
         )
     return taken
-
-
-def _inside(block: Block, outer: Block, tolerance: float = 8.0) -> bool:
-    return (
-        block.left >= outer.left - tolerance
-        and block.top >= outer.top - tolerance
-        and block.right <= outer.right + tolerance
-        and block.bottom <= outer.bottom + tolerance
-    )
 
 
 def _normalized(text: str) -> str:
