@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from spidercrawl.extract.density import DensityExtractor, DensityResult
-from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.model import Extraction, SiteModel
 
 
 def cold_start_extraction(page: Mapping[str, Any]) -> DensityResult:
@@ -31,18 +32,41 @@ def block_indices(result: DensityResult) -> set[int]:
     return indices
 
 
-def learned_extraction(page: Mapping[str, Any], model: SiteModel) -> tuple[Any, str]:
-    """The site model's article, or text density's when the model finds (almost) nothing.
+def density_fallback(page: Mapping[str, Any], model: SiteModel) -> Extraction | DensityResult:
+    """The captured blocks in text density's article of a page, less the site's template
+    texts (a newsletter box or comment guidelines dense enough to be taken; measured,
+    learned F1 per page over the 141 dataset sites: 0.928 -> 0.930; online.wsj.com 0.67 ->
+    0.73, washingtonpost.com 0.93 -> 0.96). Text density's own result when no captured
+    block is in it (a page item without the capture script's block marks)."""
+    result = cold_start_extraction(page)
+    region = block_indices(result)
+    if not region:
+        return result
+    kept = [
+        b
+        for b in page_blocks(page, densities=False)
+        if b.index in region and not model.is_template(b)
+    ]
+    return Extraction.of_blocks(kept, model.decision(kept))
 
-    Returns the extraction and the method that produced it (``learned`` or
-    ``learned+density-fallback``). "Almost nothing" is under a tenth of the content the
-    model saw per training page: the page's template differs from the training pages'.
+
+def learned_extraction(page: Mapping[str, Any], model: SiteModel) -> tuple[Any, str]:
+    """The site model's article; where it finds (almost) nothing, the blocks in the site's
+    article container, else text density's article less the site's template texts.
+
+    Returns the extraction and the method that produced it (``learned``,
+    ``learned+container`` or ``learned+density-fallback``). "Almost nothing" is under a
+    tenth of the content the model saw per training page: the page's template differs from
+    the training pages'.
     """
+    enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
     extraction = model.extract(page)
-    expected = float(model.training_.get("content_chars_per_page", 0.0))
-    if len(extraction.text) >= max(1.0, 0.1 * expected):
+    if len(extraction.text) >= enough:
         return extraction, "learned"
-    fallback = cold_start_extraction(page)
+    contained = model.extract_in_container(page)
+    if contained is not None and len(contained.text) >= enough:
+        return contained, "learned+container"
+    fallback = density_fallback(page, model)
     if fallback.text:
         return fallback, "learned+density-fallback"
     return extraction, "learned"

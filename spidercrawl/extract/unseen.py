@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 
 from spidercrawl.extract.article import block_indices, cold_start_extraction
-from spidercrawl.extract.structure import paragraphs_html, paragraphs_text
 from spidercrawl.learn.blocks import page_blocks
-from spidercrawl.learn.model import Extraction, SiteModel, block_paragraphs
+from spidercrawl.learn.model import Extraction, SiteModel
 from spidercrawl.runner import PROJECT_ROOT
 
 DEFAULT_CROSS_SITE_MODEL = PROJECT_ROOT / "models" / "_cross_site"
@@ -46,14 +45,7 @@ class UnseenExtractor:
         region = [(b, m) for b, m in zip(blocks, margins, strict=True) if b.index in density]
         if region:
             typical = float(np.median([m for _, m in region]))
-            chosen = [b for b, m in region if m > typical - self.veto_margin]
+            chosen = [(b, m) for b, m in region if m > typical - self.veto_margin]
         else:
-            chosen = [b for b, m in zip(blocks, margins, strict=True) if m > 0]
-        paragraphs = block_paragraphs(chosen)
-        return Extraction(
-            paragraphs_text(paragraphs),
-            paragraphs_html(paragraphs),
-            paragraphs,
-            [b.index for b in chosen],
-            0.5,
-        )
+            chosen = [(b, m) for b, m in zip(blocks, margins, strict=True) if m > 0]
+        return Extraction.of_blocks([b for b, _ in chosen], [m for _, m in chosen])

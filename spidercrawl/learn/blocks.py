@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spidercrawl.learn.selectors import Step
+
 DENSITY_FEATURES = ("text_density", "composite_density")  # log1p of CETD's TD and CTD
 _LINK = re.compile(r"<a\b[^>]*>(.*?)</a>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
@@ -30,7 +32,8 @@ class Block:
     height: float
     element: str
     path: tuple[str, ...]
-    selector: tuple[str, ...]  # "tag#id.class.class" per level
+    selector: tuple[str, ...]  # "tag#id.class.class" per level (``steps`` as CSS)
+    steps: tuple[Step, ...]
     computed: Mapping[str, str]
     link_chars: int
     link_count: int
@@ -74,15 +77,6 @@ def lies_inside(block: Block, box: Sequence[float], tolerance: float = BOX_TOLER
         and block.right <= right + tolerance
         and block.bottom <= bottom + tolerance
     )
-
-
-def selector_step(element: Mapping[str, Any]) -> str:
-    """``tag#id.class1.class2`` for one level of a selector path (classes sorted)."""
-    step = str(element.get("name", "")).lower()
-    if element.get("id"):
-        step += f"#{element['id']}"
-    classes = sorted(str(c) for c in element.get("classes") or [] if c)
-    return step + "".join(f".{c}" for c in classes)
 
 
 def template_step(step: str) -> str:
@@ -172,6 +166,7 @@ def page_blocks(
         else:
             link_chars, link_count = _link_stats(html)
         element = raw.get("element") or {}
+        steps = tuple(Step.of(s) for s in raw.get("selector") or [])
         blocks.append(
             Block(
                 page=page_number,
@@ -183,7 +178,8 @@ def page_blocks(
                 height=float(bound.get("height", 0)),
                 element=str(element.get("name", "")).lower(),
                 path=tuple(str(p).lower() for p in raw.get("path") or []),
-                selector=tuple(selector_step(s) for s in raw.get("selector") or []),
+                selector=tuple(step.css() for step in steps),
+                steps=steps,
                 computed=raw.get("computed") or {},
                 link_chars=min(link_chars, len(text)),
                 link_count=link_count,

@@ -34,13 +34,15 @@ from spidercrawl.extract.structure import (
 from spidercrawl.files import write_json_atomically
 from spidercrawl.learn.blocks import Block, lies_inside, page_blocks
 from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
+from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler
 from spidercrawl.learn.rules import ExtractionRules
+from spidercrawl.learn.selectors import SelectorPath, path_css
 
 logger = logging.getLogger(__name__)
 
-MODEL_FORMAT = 4  # 2: rules_; 3: max_gap; 4: template texts, nested blocks; older: learned again
+MODEL_FORMAT = 5  # 4: template texts, nested blocks; 5: container_; older: learned again
 MODEL_FILE = "model.joblib"
 META_FILE = "model.json"
 
@@ -58,6 +60,20 @@ class Extraction:
     paragraphs: list[Paragraph]
     blocks: list[int]  # indices (in the page's ``texts``) of the content blocks
     confidence: float
+
+    @classmethod
+    def of_blocks(cls, blocks: Sequence[Block], margins: Sequence[float]) -> Extraction:
+        """The article made of ``blocks`` (in page order); its confidence is the mean of the
+        classifier's margins of those blocks, squashed to (0, 1)."""
+        paragraphs = block_paragraphs(blocks)
+        confidence = float(np.mean([1 / (1 + math.exp(-2 * m)) for m in margins])) if blocks else 0
+        return cls(
+            paragraphs_text(paragraphs),
+            paragraphs_html(paragraphs),
+            paragraphs,
+            [b.index for b in blocks],
+            round(confidence, 3),
+        )
 
 
 def block_paragraphs(blocks: Sequence[Block]) -> list[Paragraph]:
@@ -138,6 +154,48 @@ def take_nested(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:
     return taken
 
 
+def _style(block: Block) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return block.element, tuple(sorted(block.computed.items()))
+
+
+def take_continuation(
+    blocks: Sequence[Block], is_content: np.ndarray, template: frozenset[str] = frozenset()
+) -> np.ndarray:
+    """Blocks right before or after a page's article that look like its paragraphs belong to
+    it: same tag and computed style as one of its blocks, under the same grandparent element
+    as one of them, not mostly links, not template text; taken one by one until one is not.
+
+    A post split into a teaser and a "read more" part (``div.entry-body`` then
+    ``div.entry-more``) has paragraphs the training pages rarely showed in the second part
+    (measured, learned F1 per page over the 141 dataset sites: 0.9205 -> 0.923;
+    legaltimes.typepad.com 0.83 -> 0.97). ``blocks`` is one page's or a whole site's, in
+    page order.
+    """
+    taken = np.asarray(is_content, dtype=bool).copy()
+    pages: dict[int, list[int]] = defaultdict(list)
+    for i, block in enumerate(blocks):
+        pages[block.page].append(i)
+    for members in pages.values():
+        content = [i for i in members if taken[i]]
+        if not content:
+            continue
+        styles = {_style(blocks[i]) for i in content}
+        grandparents = {blocks[i].selector[:-2] for i in content if len(blocks[i].selector) > 2}
+        first, last = members.index(content[0]), members.index(content[-1])
+        for run in (members[last + 1 :], members[:first][::-1]):
+            for i in run:
+                block = blocks[i]
+                if (
+                    block.mostly_links
+                    or _style(block) not in styles
+                    or block.selector[:-2] not in grandparents
+                    or _normalized(block.text) in template
+                ):
+                    break
+                taken[i] = True
+    return taken
+
+
 def _normalized(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -166,11 +224,13 @@ def article_mask(
     template: frozenset[str] = frozenset(),
 ) -> np.ndarray:
     """Which blocks the article takes: the classifier's content that is not the site's
-    ``template`` text, the blocks nested in it, and short gaps between content blocks."""
+    ``template`` text, the blocks nested in it, short gaps between content blocks, and the
+    paragraphs that continue it."""
     is_content = margins > 0
     if template:
         is_content &= np.array([_normalized(b.text) not in template for b in blocks], bool)
-    return fill_gaps(blocks, take_nested(blocks, is_content), max_gap)
+    filled = fill_gaps(blocks, take_nested(blocks, is_content), max_gap)
+    return take_continuation(blocks, filled, template)
 
 
 class SiteModel(BaseEstimator):
@@ -223,15 +283,18 @@ class SiteModel(BaseEstimator):
         self.fit_labeled(blocks, labels, pages=len(pages), started=started)
         self.template_texts_ = template_texts(blocks, self.template_share)
         self.training_["template_texts"] = len(self.template_texts_)
-        self.fit_rules(pages, blocks)
+        extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
+        self.container_ = fit_container(blocks, extracted)
+        self.fit_rules(pages, blocks, extracted)
         return self
 
-    def fit_rules(self, pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block]) -> None:
-        """Consolidate the selectors of the blocks the model extracts (:func:`article_mask`)
-        into extraction rules (the fast path: raw HTML, no browser),
-        so that both paths give the same article."""
+    def fit_rules(
+        self, pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block], extracted: np.ndarray
+    ) -> None:
+        """Consolidate the selectors of the blocks the model extracts on its training pages
+        (``extracted``, from :func:`article_mask`) into extraction rules (the fast path: raw
+        HTML, no browser), so that both paths give the same article."""
         started = time.perf_counter()
-        extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
         chosen = [(b.page, b.index) for b, c in zip(blocks, extracted, strict=True) if c]
         self.rules_ = ExtractionRules().fit(pages, chosen)
         self.training_["rules_seconds"] = round(time.perf_counter() - started, 3)
@@ -266,6 +329,7 @@ class SiteModel(BaseEstimator):
             "seconds": round(time.perf_counter() - started, 3),
         }
         self.template_texts_: frozenset[str] = frozenset()  # fit() finds the site's
+        self.container_: SelectorPath | None = None  # and its article container
         self.format_ = MODEL_FORMAT
         self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.version_ = self.created_.replace("-", "").replace(":", "")
@@ -277,25 +341,35 @@ class SiteModel(BaseEstimator):
             return np.zeros(0)
         return self.svm_.decision_function(self.vectorizer_.transform(blocks))
 
+    def is_template(self, block: Block) -> bool:
+        """Whether the block's text is one the site repeats on page after page."""
+        return _normalized(block.text) in self.template_texts_
+
     def extract(self, page: Mapping[str, Any]) -> Extraction:
         """The article of one page: its content blocks in page order."""
         blocks = page_blocks(page)
         margins = self.decision(blocks)
         is_content = article_mask(blocks, margins, self.max_gap, self.template_texts_)
-        chosen = [b for b, content in zip(blocks, is_content, strict=True) if content]
-        paragraphs = block_paragraphs(chosen)
-        confidence = (
-            float(np.mean([1 / (1 + math.exp(-2 * m)) for m in margins if m > 0]))
-            if chosen
-            else 0.0
+        return Extraction.of_blocks(
+            [b for b, content in zip(blocks, is_content, strict=True) if content],
+            margins[is_content],
         )
-        return Extraction(
-            paragraphs_text(paragraphs),
-            paragraphs_html(paragraphs),
-            paragraphs,
-            [b.index for b in chosen],
-            round(confidence, 3),
-        )
+
+    def extract_in_container(self, page: Mapping[str, Any]) -> Extraction | None:
+        """The blocks inside the site's article container (:mod:`.container`), less links
+        and template texts: the article where the classifier finds nothing. None when the
+        site has no container."""
+        if self.container_ is None:
+            return None
+        blocks = page_blocks(page, densities=False)
+        chosen = [
+            b
+            for b in blocks
+            if inside_container(b, self.container_)
+            and not b.mostly_links
+            and not self.is_template(b)
+        ]
+        return Extraction.of_blocks(chosen, self.decision(chosen))
 
     # -- storage ----------------------------------------------------------------------------
     def metadata(self) -> dict[str, Any]:
@@ -309,6 +383,7 @@ class SiteModel(BaseEstimator):
             "training": self.training_,
             "clustering": getattr(self, "clustering_", None),
             "rules": self.rules_.summary() if getattr(self, "rules_", None) else None,
+            "container": path_css(self.container_) if getattr(self, "container_", None) else None,
         }
 
     def save(self, folder: Path | str) -> Path:

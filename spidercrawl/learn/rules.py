@@ -44,62 +44,7 @@ from spidercrawl.extract.structure import (
 )
 from spidercrawl.learn.blocks import block_text
 from spidercrawl.learn.relevance import lcs_relevance
-
-
-@dataclass(frozen=True)
-class Step:
-    """One element of a selector path: its tag, id ("" for any) and required classes."""
-
-    name: str
-    id: str = ""
-    classes: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, element: Mapping[str, Any]) -> Step:
-        """A step from the capture script's ``{name, id, classes}`` description."""
-        classes = frozenset(str(c) for c in element.get("classes") or [] if c)
-        return cls(str(element.get("name", "")).lower(), str(element.get("id") or ""), classes)
-
-    def covers(self, other: Step) -> bool:
-        """True when every element this step describes exactly also fits this step."""
-        return (
-            self.name == other.name
-            and (not self.id or self.id == other.id)
-            and self.classes <= other.classes
-        )
-
-    def merge(self, other: Step) -> Step | None:
-        if self.name != other.name:
-            return None
-        return Step(self.name, self.id if self.id == other.id else "", self.classes & other.classes)
-
-    def css(self) -> str:
-        return (
-            self.name
-            + (f"#{self.id}" if self.id else "")
-            + "".join(f".{c}" for c in sorted(self.classes))
-        )
-
-    def xpath(self) -> str:
-        tests = [f"@id={_xpath_literal(self.id)}"] if self.id else []
-        tests += [
-            f"contains(concat(' ', normalize-space(@class), ' '), {_xpath_literal(f' {c} ')})"
-            for c in sorted(self.classes)
-        ]
-        return self.name + (f"[{' and '.join(tests)}]" if tests else "")
-
-
-SelectorPath = tuple[Step, ...]
-
-
-def _xpath_literal(value: str) -> str:
-    """``value`` as an XPath string literal, whatever quotes it holds."""
-    if "'" not in value:
-        return f"'{value}'"
-    if '"' not in value:
-        return f'"{value}"'
-    parts = value.split("'")
-    return "concat(" + ', "\'", '.join(f"'{p}'" for p in parts) + ")"
+from spidercrawl.learn.selectors import SelectorPath, Step, merge_paths, path_css
 
 
 @dataclass(frozen=True)
@@ -114,19 +59,12 @@ class Rule:
         )
 
     def merge(self, other: Rule) -> Rule | None:
-        if len(other.steps) != len(self.steps):
-            return None
-        merged = []
-        for mine, theirs in zip(self.steps, other.steps, strict=True):
-            step = mine.merge(theirs)
-            if step is None:
-                return None
-            merged.append(step)
-        return Rule(tuple(merged))
+        merged = merge_paths([self.steps, other.steps])
+        return None if merged is None else Rule(merged)
 
     @property
     def css(self) -> str:
-        return " > ".join(["body", *(step.css() for step in self.steps)])
+        return path_css(self.steps)
 
     @property
     def xpath(self) -> str:

@@ -1,0 +1,84 @@
+"""Selector steps: one element of a block's path as its tag, id and classes.
+
+Extraction rules (:mod:`spidercrawl.learn.rules`) and the article container
+(:mod:`spidercrawl.learn.container`) both generalise the paths of content blocks over
+pages by merging them step by step: a merged step keeps the tag, the id where both have
+the same one, and the classes both share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Step:
+    """One element of a selector path: its tag, id ("" for any) and required classes."""
+
+    name: str
+    id: str = ""
+    classes: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, element: Mapping[str, Any]) -> Step:
+        """A step from the capture script's ``{name, id, classes}`` description."""
+        classes = frozenset(str(c) for c in element.get("classes") or [] if c)
+        return cls(str(element.get("name", "")).lower(), str(element.get("id") or ""), classes)
+
+    def covers(self, other: Step) -> bool:
+        """True when every element this step describes exactly also fits this step."""
+        return (
+            self.name == other.name
+            and (not self.id or self.id == other.id)
+            and self.classes <= other.classes
+        )
+
+    def merge(self, other: Step) -> Step | None:
+        if self.name != other.name:
+            return None
+        return Step(self.name, self.id if self.id == other.id else "", self.classes & other.classes)
+
+    def css(self) -> str:
+        """``tag#id.class1.class2`` (classes sorted)."""
+        return (
+            self.name
+            + (f"#{self.id}" if self.id else "")
+            + "".join(f".{c}" for c in sorted(self.classes))
+        )
+
+    def xpath(self) -> str:
+        tests = [f"@id={_xpath_literal(self.id)}"] if self.id else []
+        tests += [
+            f"contains(concat(' ', normalize-space(@class), ' '), {_xpath_literal(f' {c} ')})"
+            for c in sorted(self.classes)
+        ]
+        return self.name + (f"[{' and '.join(tests)}]" if tests else "")
+
+
+SelectorPath = tuple[Step, ...]
+
+
+def merge_paths(paths: Sequence[SelectorPath]) -> SelectorPath | None:
+    """The one path covering all ``paths`` (same length, same tags), or None."""
+    if not paths or len({tuple(step.name for step in path) for path in paths}) != 1:
+        return None
+    merged = list(paths[0])
+    for path in paths[1:]:
+        merged = [mine.merge(theirs) or mine for mine, theirs in zip(merged, path, strict=True)]
+    return tuple(merged)
+
+
+def path_css(path: SelectorPath) -> str:
+    return " > ".join(["body", *(step.css() for step in path)])
+
+
+def _xpath_literal(value: str) -> str:
+    """``value`` as an XPath string literal, whatever quotes it holds."""
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    parts = value.split("'")
+    return "concat(" + ', "\'", '.join(f"'{p}'" for p in parts) + ")"

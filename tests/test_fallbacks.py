@@ -1,0 +1,183 @@
+"""Where the site's classifier misses: continued paragraphs, the article container, and
+text density less the site's template (handmade pages with their rendered HTML)."""
+
+from __future__ import annotations
+
+import html
+import random
+
+import numpy as np
+import pytest
+
+from spidercrawl.extract.article import (
+    cold_start_extraction,
+    density_fallback,
+    learned_extraction,
+)
+from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.container import fit_container, inside_container
+from spidercrawl.learn.model import SiteModel, take_continuation
+from spidercrawl.learn.selectors import path_css
+
+Step = tuple[str, str, tuple[str, ...]]  # tag, id, classes
+NAV: list[Step] = [("div", "nav", ())]
+ENTRY: list[Step] = [("div", "page", ()), ("div", "", ("post", "hentry")), ("div", "", ("entry",))]
+COMMENTS: list[Step] = [("div", "page", ()), ("div", "comments", ()), ("div", "", ("comment",))]
+PROMO: list[Step] = [("div", "", ("promo",))]
+FOOTER: list[Step] = [("div", "footer", ())]
+NEWSLETTER = "Get the Harbour Times newsletter every morning in your inbox, free of charge."
+WORDS = [f"word{n}" for n in range(400)]
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choices(WORDS, k=words)) + "."
+
+
+class PageBuilder:
+    """Blocks (capture-script items) and the matching rendered HTML, with block marks."""
+
+    def __init__(self) -> None:
+        self.texts: list[dict] = []
+        self.top = 0
+
+    def add(self, parents: list[Step], tag: str, text: str, css: dict, link: bool = False) -> None:
+        steps = [*parents, (tag, "", ())]
+        self.top += 40
+        self.texts.append(
+            {
+                "text": [text],
+                "html": f'<a href="/x">{html.escape(text)}</a>' if link else html.escape(text),
+                "element": {"name": tag, "id": "", "classes": []},
+                "path": [s[0] for s in steps],
+                "selector": [{"name": s[0], "id": s[1], "classes": list(s[2])} for s in steps],
+                "bound": {"left": 300, "top": self.top, "width": 600, "height": 30},
+                "computed": css,
+                "link_chars": len(text) if link else 0,
+                "link_count": int(link),
+            }
+        )
+
+    def rendered_html(self) -> str:
+        """Opens and closes the parent elements block by block, so the tree matches."""
+        out, open_steps = ["<html><body>"], []
+        for number, raw in enumerate(self.texts):
+            steps = [(s["name"], s["id"], tuple(s["classes"])) for s in raw["selector"]]
+            parents = steps[:-1]
+            keep = 0
+            while keep < min(len(open_steps), len(parents)) and open_steps[keep] == parents[keep]:
+                keep += 1
+            out += [f"</{s[0]}>" for s in reversed(open_steps[keep:])]
+            for tag, element_id, classes in parents[keep:]:
+                out.append(f'<{tag} id="{element_id}" class="{" ".join(classes)}">')
+            open_steps = parents
+            tag = steps[-1][0]
+            out.append(f'<{tag} data-sc-block="{number}">{raw["html"]}</{tag}>')
+        out += [f"</{s[0]}>" for s in reversed(open_steps)]
+        return "".join(out) + "</body></html>"
+
+    def page(self, number: int, title: str, description: str) -> dict:
+        return {
+            "url": f"https://example.test/post-{number}",
+            "titles": [title],
+            "descriptions": [description],
+            "body": {"bound": {"left": 0, "top": 0, "width": 1200, "height": self.top + 100}},
+            "texts": self.texts,
+            "rendered_html": self.rendered_html(),
+        }
+
+
+BODY_CSS = {"font-size": "18px"}
+
+
+def post_page(
+    number: int, variant: bool = False, comments: int = 3, promo_in_entry: bool = False
+) -> dict:
+    """A blog post: menu, headline, paragraphs, comments, a newsletter box, a footer. The
+    variant puts the post in an announcement box styled unlike the usual paragraphs."""
+    rng = random.Random(number)
+    topic = f"harbour{number} council{number} budget{number}"
+    page = PageBuilder()
+    for name in ("News", "Sport", "Weather", "Opinion"):
+        page.add(NAV, "a", name, {}, link=True)
+    page.add(ENTRY[:2], "h1", f"The {topic} story", {"font-size": "32px"})
+    for _ in range(5):
+        text = f"{topic} {sentence(rng, 30)}"
+        if variant:
+            page.add([*ENTRY, ("div", "", ("announcement",))], "span", text, {"color": "red"})
+        else:
+            page.add(ENTRY, "p", text, BODY_CSS)
+    for _ in range(comments):
+        page.add(COMMENTS, "p", sentence(rng, 60), {"font-size": "13px"})
+    page.add(ENTRY if promo_in_entry else PROMO, "p", NEWSLETTER, BODY_CSS)
+    page.add(FOOTER, "p", "© The Harbour Times", {"font-size": "11px"})
+    return page.page(number, f"The {topic} story", f"{topic} {topic}")
+
+
+@pytest.fixture(scope="module")
+def model() -> SiteModel:
+    return SiteModel().fit([post_page(n) for n in range(10)])
+
+
+def test_the_container_is_learned_from_the_training_pages(model: SiteModel) -> None:
+    assert model.container_ is not None
+    assert path_css(model.container_) == "body > div#page > div.hentry.post > div.entry"
+    blocks = page_blocks(post_page(20, variant=True), densities=False)
+    inside = [b.text for b in blocks if inside_container(b, model.container_)]
+    assert len(inside) == 5 and all(text.startswith("harbour20") for text in inside)
+
+
+def test_a_container_without_id_or_class_is_none() -> None:
+    page = PageBuilder()
+    for n in range(3):
+        page.add([("div", "", ()), ("div", "", ())], "p", f"Paragraph {n}", BODY_CSS)
+    blocks = page_blocks({"texts": page.texts}, densities=False)
+    assert fit_container(blocks, np.ones(3, bool)) is None
+
+
+def test_a_post_in_another_wrapper_comes_from_the_container(model: SiteModel) -> None:
+    # Long comments: text density over the whole page would take them instead.
+    page = post_page(21, variant=True, comments=8)
+    extraction, method = learned_extraction(page, model)
+    assert method == "learned+container"
+    assert extraction.text.count("harbour21 council21") == 5
+    assert "word" in extraction.text and NEWSLETTER not in extraction.text
+    assert not any(p.text in extraction.text for p in page_blocks(page)[-10:-2])
+
+
+def test_text_density_keeps_out_the_sites_template(model: SiteModel) -> None:
+    assert NEWSLETTER.casefold() in model.template_texts_
+    page = post_page(22, comments=0, promo_in_entry=True)
+    assert NEWSLETTER in cold_start_extraction(page).text  # as dense as the article
+    extraction = density_fallback(page, model)
+    assert "harbour22" in extraction.text
+    assert NEWSLETTER not in extraction.text
+
+
+def test_paragraphs_that_continue_the_article_are_taken() -> None:
+    page = PageBuilder()
+    more = [*ENTRY, ("div", "", ("entry-more",))]
+    body = [*ENTRY, ("div", "", ("entry-body",))]
+    page.add(body, "p", "First paragraph, which the classifier found.", BODY_CSS)
+    page.add(body, "p", "Second paragraph, which it found too.", BODY_CSS)
+    page.add(more, "p", "Third paragraph, after the read-more cut.", BODY_CSS)
+    page.add(more, "p", "Fourth paragraph, after the read-more cut.", BODY_CSS)
+    page.add(more, "p", "Posted by the editor at noon", {"font-size": "12px"})
+    page.add(more, "p", "A paragraph-like text after the byline.", BODY_CSS)
+    page.add(COMMENTS, "p", "A comment styled like the article.", BODY_CSS)
+    blocks = page_blocks({"texts": page.texts}, densities=False)
+    taken = take_continuation(blocks, np.array([True, True] + [False] * 5))
+    assert taken[:4].all()
+    assert not taken[4]  # another style ends the article
+    assert not taken[5:].any()
+
+
+def test_continuation_stops_at_template_text_and_links() -> None:
+    page = PageBuilder()
+    page.add(ENTRY, "p", "First paragraph, which the classifier found.", BODY_CSS)
+    page.add(ENTRY, "p", NEWSLETTER, BODY_CSS)
+    page.add(ENTRY, "p", "A link styled like a paragraph", BODY_CSS, link=True)
+    blocks = page_blocks({"texts": page.texts}, densities=False)
+    template = frozenset({" ".join(NEWSLETTER.split()).casefold()})
+    assert not take_continuation(blocks, np.array([True, False, False]), template)[1:].any()
+    assert take_continuation(blocks, np.array([True, False, False]))[1]
+    assert not take_continuation(blocks, np.array([True, True, False]))[2]
