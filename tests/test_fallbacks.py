@@ -161,14 +161,24 @@ def test_paragraphs_that_continue_the_article_are_taken() -> None:
     page.add(body, "p", "Second paragraph, which it found too.", BODY_CSS)
     page.add(more, "p", "Third paragraph, after the read-more cut.", BODY_CSS)
     page.add(more, "p", "Fourth paragraph, after the read-more cut.", BODY_CSS)
+    long_plain = "A paragraph styled otherwise but long enough to be one. " * 3
+    page.add([*ENTRY, ("div", "", ("quote",))], "div", long_plain, {"font-size": "16px"})
     page.add(more, "p", "Posted by the editor at noon", {"font-size": "12px"})
     page.add(more, "p", "A paragraph-like text after the byline.", BODY_CSS)
     page.add(COMMENTS, "p", "A comment styled like the article.", BODY_CSS)
     blocks = page_blocks({"texts": page.texts}, densities=False)
-    taken = take_continuation(blocks, np.array([True, True] + [False] * 5))
-    assert taken[:4].all()
-    assert not taken[4]  # another style ends the article
-    assert not taken[5:].any()
+    taken = take_continuation(blocks, np.array([True, True] + [False] * 6))
+    assert taken[:5].all()
+    assert not taken[5]  # short and styled otherwise: the article has ended
+    assert not taken[6:].any()
+
+
+def test_continuation_stays_in_the_articles_element() -> None:
+    page = PageBuilder()
+    page.add(ENTRY, "p", "First paragraph, which the classifier found.", BODY_CSS)
+    page.add(COMMENTS, "p", "A long comment right after the article. " * 5, BODY_CSS)
+    blocks = page_blocks({"texts": page.texts}, densities=False)
+    assert not take_continuation(blocks, np.array([True, False]))[1]
 
 
 def test_continuation_stops_at_template_text_and_links() -> None:
