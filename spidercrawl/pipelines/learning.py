@@ -283,7 +283,11 @@ class SiteLearningPipeline:
         elif state.model is not None:
             extraction, method = learned_extraction(page, state.model)
             if method != "learned":
-                note = "; ".join(filter(None, [note, "the model found almost nothing here"]))
+                instead = {"learned+container": "the site's article container"}.get(
+                    method, "text density"
+                )
+                why = f"the model found almost nothing here; {instead} instead"
+                note = "; ".join(filter(None, [note, why]))
         else:
             extraction, method, note = cold_start_extraction(page), "density", state.fallback_reason
             if not extraction.text and extraction.reason:
