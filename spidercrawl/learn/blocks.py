@@ -97,12 +97,12 @@ def template_path(selector: Sequence[str]) -> str:
 def _step(element: Mapping[str, Any]) -> Step:
     """One shared :class:`Step` per distinct element description: a site's blocks repeat a
     few hundred steps thousands of times."""
-    classes = tuple(element.get("classes") or ())
+    classes = tuple(str(c) for c in element.get("classes") or () if c)
     return _shared_step(str(element.get("name", "")), str(element.get("id") or ""), classes)
 
 
 @functools.lru_cache(maxsize=65536)
-def _shared_step(name: str, element_id: str, classes: tuple[Any, ...]) -> Step:
+def _shared_step(name: str, element_id: str, classes: tuple[str, ...]) -> Step:
     return Step.of({"name": name, "id": element_id, "classes": classes})
 
 
