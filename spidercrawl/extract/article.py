@@ -6,11 +6,11 @@ marked by the capture script), so text density runs render-aware here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spidercrawl.extract.density import DensityExtractor, DensityResult
-from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import Extraction, SiteModel
 
 
@@ -32,21 +32,21 @@ def block_indices(result: DensityResult) -> set[int]:
     return indices
 
 
-def density_fallback(page: Mapping[str, Any], model: SiteModel) -> Extraction | DensityResult:
+def density_fallback(
+    page: Mapping[str, Any], model: SiteModel, blocks: Sequence[Block] | None = None
+) -> Extraction | DensityResult:
     """The captured blocks in text density's article of a page, less the site's template
     texts (a newsletter box or comment guidelines dense enough to be taken; measured,
     learned F1 per page over the 141 dataset sites: 0.928 -> 0.930; online.wsj.com 0.67 ->
     0.73, washingtonpost.com 0.93 -> 0.96). Text density's own result when no captured
-    block is in it (a page item without the capture script's block marks)."""
+    block is in it (a page item without the capture script's block marks). ``blocks``: the
+    page's, when already built."""
     result = cold_start_extraction(page)
     region = block_indices(result)
     if not region:
         return result
-    kept = [
-        b
-        for b in page_blocks(page, densities=False)
-        if b.index in region and not model.is_template(b)
-    ]
+    blocks = page_blocks(page) if blocks is None else blocks
+    kept = [b for b in blocks if b.index in region and not model.is_template(b)]
     return Extraction.of_blocks(kept, model.decision(kept))
 
 
@@ -57,16 +57,17 @@ def learned_extraction(page: Mapping[str, Any], model: SiteModel) -> tuple[Any, 
     Returns the extraction and the method that produced it (``learned``,
     ``learned+container`` or ``learned+density-fallback``). "Almost nothing" is under a
     tenth of the content the model saw per training page: the page's template differs from
-    the training pages'.
+    the training pages'. The page's blocks are built once for all three.
     """
     enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
-    extraction = model.extract(page)
+    blocks = page_blocks(page)
+    extraction = model.extract_blocks(blocks)
     if len(extraction.text) >= enough:
         return extraction, "learned"
-    contained = model.extract_in_container(page)
+    contained = model.extract_in_container(blocks)
     if contained is not None and len(contained.text) >= enough:
         return contained, "learned+container"
-    fallback = density_fallback(page, model)
+    fallback = density_fallback(page, model, blocks)
     if fallback.text:
         return fallback, "learned+density-fallback"
     return extraction, "learned"

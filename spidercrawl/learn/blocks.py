@@ -6,7 +6,6 @@ by our crawler, and the published 2013 renders, which lack link counts) look the
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -94,18 +93,6 @@ def template_path(selector: Sequence[str]) -> str:
     return " > ".join(template_step(step) for step in selector)
 
 
-def _step(element: Mapping[str, Any]) -> Step:
-    """One shared :class:`Step` per distinct element description: a site's blocks repeat a
-    few hundred steps thousands of times."""
-    classes = tuple(str(c) for c in element.get("classes") or () if c)
-    return _shared_step(str(element.get("name", "")), str(element.get("id") or ""), classes)
-
-
-@functools.lru_cache(maxsize=65536)
-def _shared_step(name: str, element_id: str, classes: tuple[str, ...]) -> Step:
-    return Step.of({"name": name, "id": element_id, "classes": classes})
-
-
 def block_text(raw: object) -> str:
     """A block's text (a string, or the list of its text-node strings), spaces folded."""
     if isinstance(raw, str):
@@ -179,7 +166,7 @@ def page_blocks(
         else:
             link_chars, link_count = _link_stats(html)
         element = raw.get("element") or {}
-        steps = tuple(_step(s) for s in raw.get("selector") or [])
+        steps = tuple(Step.of(s) for s in raw.get("selector") or [])
         blocks.append(
             Block(
                 page=page_number,

@@ -354,7 +354,10 @@ class SiteModel(BaseEstimator):
 
     def extract(self, page: Mapping[str, Any]) -> Extraction:
         """The article of one page: its content blocks in page order."""
-        blocks = page_blocks(page)
+        return self.extract_blocks(page_blocks(page))
+
+    def extract_blocks(self, blocks: Sequence[Block]) -> Extraction:
+        """The article among one page's blocks (:func:`page_blocks`)."""
         margins = self.decision(blocks)
         is_content = article_mask(blocks, margins, self.max_gap, self.template_texts_)
         return Extraction.of_blocks(
@@ -362,13 +365,12 @@ class SiteModel(BaseEstimator):
             margins[is_content],
         )
 
-    def extract_in_container(self, page: Mapping[str, Any]) -> Extraction | None:
-        """The blocks inside the site's article container (:mod:`.container`), less links
-        and template texts: the article where the classifier finds nothing. None when the
-        site has no container."""
+    def extract_in_container(self, blocks: Sequence[Block]) -> Extraction | None:
+        """The blocks of one page inside the site's article container (:mod:`.container`),
+        less links and template texts: the article where the classifier finds nothing.
+        None when the site has no container."""
         if self.container_ is None:
             return None
-        blocks = page_blocks(page, densities=False)
         chosen = [
             b
             for b in blocks
