@@ -77,7 +77,9 @@ ITEM_PIPELINES = {
 }
 LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
 LEARN_MIN_PAGES = 10  # pages of a site held before its model is learned
-LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: text density
+LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: as unseen
+UNSEEN_ENABLED = True  # sites without a model: cross-site model + text density (False: density)
+CROSS_SITE_MODEL_DIR = ""  # "": the cross-site model shipped in spidercrawl's models/_cross_site
 ARTICLE_HEADLINE_IN_TEXT = True  # an article's text (and HTML) starts with its headline
 MODELS_DIR = "models"  # one folder per site: models/<site>/model.joblib + model.json
 LEARN_SIMILARITY = "lcs"  # auto-labeling relevance: "lcs" (token LCS) or "tfidf" (char n-grams)

@@ -77,10 +77,10 @@ def test_a_later_crawl_loads_the_saved_model(learned) -> None:
     assert "holding pages" not in again.log
 
 
-def test_a_site_too_small_to_learn_falls_back_to_text_density(learned) -> None:
+def test_a_site_too_small_to_learn_is_extracted_as_unseen(learned) -> None:
     _, _, _, small = learned
     assert small.returncode == 0, small.log[-3000:]
     assert len(small.items) == 2
-    assert {item["method"] for item in small.items} == {"density"}
+    assert {item["method"] for item in small.items} == {"unseen"}
     assert all("only 2 pages" in item["method_note"] for item in small.items)
     assert all(item["text"] for item in small.items)

@@ -34,7 +34,12 @@ from spidercrawl.evaluate.runner import (
     find_sites,
     run_page_method,
 )
-from spidercrawl.evaluate.site_methods import SiteJob, merge_curves, run_site_job
+from spidercrawl.evaluate.site_methods import (
+    SiteJob,
+    cross_site_fold_models,
+    merge_curves,
+    run_site_job,
+)
 from spidercrawl.files import write_atomically
 
 logger = logging.getLogger("spidercrawl.evaluate")
@@ -71,7 +76,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="where crawled page items are kept between runs (default: OUT_DIR/crawl)",
     )
     parser.add_argument(
-        "--models", type=Path, default=None, help="unseen: the cross-site model folder"
+        "--models",
+        type=Path,
+        default=None,
+        help="unseen: one cross-site model folder for every site (default: a model per fold "
+        "of sites, trained on the other folds' sites)",
     )
     args = parser.parse_args(argv)
     if not args.dataset_dir.is_dir():
@@ -112,6 +121,11 @@ def run_site_method(
     progress = Progress(method, len(jobs), every_s=10, unit="sites")
     outcomes = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        if method == "unseen" and args.models is None:
+            logger.info("unseen: cross-site models per fold of held-out sites")
+            model_dirs = cross_site_fold_models(jobs, args.out / "unseen-models", pool)
+            for job in jobs:
+                job.model_dir = model_dirs.get(job.site_key)
         for outcome in pool.map(run_site_job, jobs):
             progress.step()
             outcomes.append(outcome)

@@ -11,8 +11,11 @@ With ``folds`` K every page is scored once by a model that did not see it; with
 held-out page's raw HTML, and the rendered page with the model where the rules' check
 fails (each page's ``note`` says which; same folds as ``learned``).
 
-``unseen`` is spidercrawl on a site it has no model for: the shipped cross-site model and
-text density, page by page (:mod:`spidercrawl.extract.unseen`).
+``unseen`` is spidercrawl on a site it has no model for: a cross-site model and text
+density, page by page (:mod:`spidercrawl.extract.unseen`). The shipped cross-site model has
+seen the dataset sites, so by default the sites are split into ``UNSEEN_SITE_FOLDS`` folds
+and each fold's sites are extracted by a cross-site model trained on the other folds' sites
+only (:func:`cross_site_fold_models`); ``--models`` names one model to use instead.
 
 Sites are independent, so they run in parallel worker processes.
 """
@@ -39,6 +42,7 @@ from spidercrawl.snapshot import SiteSnapshot
 logger = logging.getLogger(__name__)
 
 LEARNING_CURVE = (2, 5, 10, 20)
+UNSEEN_SITE_FOLDS = 4
 DEFAULT_FOLDS = 4
 SEED = 20261123
 
@@ -57,6 +61,10 @@ class SiteJob:
     train_pages: int | None = None
     model_dir: str | None = None
     learning_curve: bool = True
+
+    @property
+    def site_key(self) -> str:
+        return f"{self.dataset}/{self.site}"
 
 
 @dataclass
@@ -222,6 +230,49 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         return _article_text(page, extractor.extract(page), "unseen"), ""
 
     return SiteOutcome(records=_score_pages(job, sorted(job.page_ids), extract))
+
+
+def _label_site(job: SiteJob) -> tuple[str, Any]:
+    from spidercrawl.learn.cross_site import MAX_BLOCKS_PER_SITE, sample_site, site_labels
+
+    try:  # sampled here: a worker sends back only what training will use
+        return job.site_key, sample_site(site_labels(list(job.pages.values())), MAX_BLOCKS_PER_SITE)
+    except ValueError as error:
+        logger.info("%s: no labels for the cross-site model (%s)", job.site, error)
+        return job.site_key, None
+
+
+def _train_fold(task: tuple[dict[str, Any], str]) -> str:
+    from spidercrawl.learn.cross_site import train_cross_site_labeled
+
+    labeled, folder = task
+    train_cross_site_labeled(labeled).save(folder)
+    return folder
+
+
+def cross_site_fold_models(
+    jobs: Sequence[SiteJob], out_dir: Path, pool: Any, folds: int = UNSEEN_SITE_FOLDS
+) -> dict[str, str]:
+    """Held-out sites for ``unseen``: label every site with its own model, split the sites
+    into seeded folds, and train one cross-site model per fold on the other folds' sites.
+
+    Returns each site's model folder (under ``out_dir``); empty with fewer than two sites,
+    where nothing is held out (the shipped model is used then)."""
+    if len(jobs) < 2:
+        return {}
+    labels = dict(pool.map(_label_site, jobs))
+    order = _shuffled([job.site_key for job in jobs])
+    folds = min(folds, len(order))
+    fold_of = {key: position % folds for position, key in enumerate(order)}
+    tasks = []
+    for fold in range(folds):
+        training = {k: v for k, v in labels.items() if v is not None and fold_of[k] != fold}
+        tasks.append((training, str(out_dir / f"fold-{fold + 1}")))
+    if any(not training for training, _ in tasks):
+        logger.warning("unseen: too few learnable sites for held-out folds; shipped model")
+        return {}
+    folders = list(pool.map(_train_fold, tasks))
+    return {key: folders[fold] for key, fold in fold_of.items()}
 
 
 SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen, "rules": run_rules}

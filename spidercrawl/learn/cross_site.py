@@ -1,14 +1,18 @@
 """The cross-site model: one SVM for sites that have no model of their own yet.
 
-Each training site is auto-labeled on its own (clusters and relevance need one template),
-then the blocks of all sites are pooled and a :class:`SiteModel` is trained on features
-whose meaning carries from site to site (``CROSS_SITE_GROUPS``: text statistics, geometry,
-link density, tag names and generic CSS; no ids or class names).
+Each training site is learned on its own (clusters and relevance need one template) and its
+blocks are labeled with what its own model extracts (:func:`site_labels`); then the blocks
+of all sites are pooled (at most ``MAX_BLOCKS_PER_SITE`` per site, so that big sites do not
+drown small ones) and a :class:`SiteModel` is trained on features whose meaning carries from
+site to site (``CROSS_SITE_GROUPS``: text statistics, geometry, link and text density, tag
+names, generic CSS, and the id/class words used by at least ``MIN_SITES_PER_WORD`` sites,
+such as comment, sidebar, entry or post; no whole ids or class names).
 
-    python -m spidercrawl.learn.cross_site SITE_PAGES_DIR [...] --out models/_cross_site
+    python -m spidercrawl.learn.cross_site SITE_PAGES [...] --out models/_cross_site
 
-where each SITE_PAGES_DIR holds one site's page items as ``*.json`` files, or a JSON Lines
-file of page items (what ``scrapy crawl news -s LEARN_ENABLED=False -O pages.jsonl`` writes).
+where each SITE_PAGES is one site's page items: a folder of ``*.json`` files, or a JSON
+Lines file (what ``scrapy crawl news -s LEARN_ENABLED=False -O pages.jsonl`` writes, or the
+evaluation command's crawl cache).
 """
 
 from __future__ import annotations
@@ -16,18 +20,26 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import sys
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.features import CROSS_SITE_GROUPS
-from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.features import CROSS_SITE_GROUPS, step_words
+from spidercrawl.learn.model import SiteModel, article_mask
 from spidercrawl.runner import read_jsonl
 
 logger = logging.getLogger(__name__)
+
+MAX_BLOCKS_PER_SITE = 3000
+MIN_SITES_PER_WORD = 5
+
+LabeledSite = tuple[list[Block], np.ndarray]
 
 
 def load_site_pages(source: Path) -> list[dict[str, Any]]:
@@ -38,24 +50,84 @@ def load_site_pages(source: Path) -> list[dict[str, Any]]:
     return read_jsonl(source)
 
 
-def train_cross_site(
-    sites: Mapping[str, Sequence[Mapping[str, Any]]], random_state: int = 0
+def site_labels(pages: Sequence[Mapping[str, Any]], random_state: int = 0) -> LabeledSite:
+    """One site's blocks, labeled with what a model learned on the site extracts from them
+    (the article with its nested blocks, gaps and continuation, not the bare clusters:
+    what the cross-site model should find is what a learned site gives).
+
+    Raises ``ValueError`` when the site cannot be learned."""
+    model = SiteModel(random_state=random_state).fit(pages)
+    blocks = [b for number, page in enumerate(pages) for b in page_blocks(page, number)]
+    labels = article_mask(blocks, model.decision(blocks), model.max_gap, model.template_texts_)
+    return blocks, labels
+
+
+def sample_site(site: LabeledSite, max_blocks: int, random_state: int = 0) -> LabeledSite:
+    """At most ``max_blocks`` of a labeled site's blocks, a seeded sample in page order."""
+    blocks, labels = site
+    if len(blocks) <= max_blocks:
+        return list(blocks), np.asarray(labels, dtype=bool)
+    chosen = sorted(random.Random(random_state).sample(range(len(blocks)), max_blocks))
+    return [blocks[i] for i in chosen], np.asarray(labels, dtype=bool)[chosen]
+
+
+def common_class_words(sites: Mapping[str, LabeledSite], min_sites: int) -> frozenset[str]:
+    """The id/class words found on at least ``min_sites`` of the sites."""
+    sites_of: dict[str, set[str]] = defaultdict(set)
+    for name, (blocks, _) in sites.items():
+        for step in {step for block in blocks for step in block.selector}:
+            for word in step_words(step):
+                sites_of[word].add(name)
+    return frozenset(word for word, names in sites_of.items() if len(names) >= min_sites)
+
+
+def train_cross_site_labeled(
+    sites: Mapping[str, LabeledSite],
+    random_state: int = 0,
+    max_blocks_per_site: int = MAX_BLOCKS_PER_SITE,
+    min_sites_per_word: int = MIN_SITES_PER_WORD,
 ) -> SiteModel:
-    """Auto-label each site alone, pool the blocks, train on cross-site features."""
-    all_blocks, all_labels, pages = [], [], 0
-    for name, site_pages in sites.items():
+    """Pool labeled sites (a seeded sample of each big one) and train on cross-site features."""
+    if not sites:
+        raise ValueError("no labeled site to train a cross-site model on")
+    sites = {
+        name: sample_site(site, max_blocks_per_site, random_state) for name, site in sites.items()
+    }
+    all_blocks = [block for blocks, _ in sites.values() for block in blocks]
+    all_labels = [labels for _, labels in sites.values()]
+    words = common_class_words(sites, min(min_sites_per_word, len(sites)))
+    model = SiteModel(
+        feature_groups=CROSS_SITE_GROUPS, class_words=words, random_state=random_state
+    )
+    pages = sum(len({b.page for b in blocks}) for blocks, _ in sites.values())
+    model.fit_labeled(all_blocks, np.concatenate(all_labels), pages=pages)
+    model.training_["sites"] = len(sites)
+    model.training_["class_words"] = len(words)
+    return model
+
+
+def label_sites(
+    sites: Mapping[str, Sequence[Mapping[str, Any]]], random_state: int = 0
+) -> dict[str, LabeledSite]:
+    """:func:`site_labels` of each site; a site that cannot be learned is logged and left out."""
+    labeled = {}
+    for name, pages in sites.items():
         try:
-            blocks, labels = SiteModel().auto_label(site_pages)
+            labeled[name] = site_labels(pages, random_state)
         except ValueError as error:
             logger.warning("Skipping %s: %s", name, error)
             continue
-        logger.info("%s: %d pages, %d blocks, %d content", name, len(site_pages), len(blocks),
+        blocks, labels = labeled[name]
+        logger.info("%s: %d pages, %d blocks, %d content", name, len(pages), len(blocks),
                     int(np.sum(labels)))  # fmt: skip
-        all_blocks += blocks
-        all_labels.append(labels)
-        pages += len(site_pages)
-    model = SiteModel(feature_groups=CROSS_SITE_GROUPS, random_state=random_state)
-    return model.fit_labeled(all_blocks, np.concatenate(all_labels), pages=pages)
+    return labeled
+
+
+def train_cross_site(
+    sites: Mapping[str, Sequence[Mapping[str, Any]]], random_state: int = 0
+) -> SiteModel:
+    """Label each site with its own model, pool the blocks, train on cross-site features."""
+    return train_cross_site_labeled(label_sites(sites, random_state), random_state)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,10 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sources", nargs="+", type=Path, help="one per site")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    sites = {source.stem: load_site_pages(source) for source in args.sources}
+    sites = {
+        f"{source.parent.name}/{source.stem}": load_site_pages(source) for source in args.sources
+    }
     model = train_cross_site(sites)
     model.save(args.out)
-    logger.info("Cross-site model of %d sites saved to %s", len(sites), args.out)
+    logger.info("Cross-site model of %d sites saved to %s", model.training_["sites"], args.out)
     return 0
 
 

@@ -9,6 +9,9 @@ Groups (``FEATURE_GROUPS``):
   id/class tokens, one-hot: the site's own template vocabulary.
 * ``template``: the selector path without ids and digits: the role in the template, as
   clustering sees it.
+* ``class_words``: the words of the block's and its ancestors' ids and classes
+  (``div.entry-content`` -> entry, content) among a given vocabulary: for the cross-site
+  model, which keeps the words that many sites use (comment, sidebar, entry, post...).
 * ``css``: computed CSS values that differ from body's (``font-size=18px``...), one-hot.
 * ``geometry``: position and size relative to the page width / height.
 * ``density``: link density, links per word, tags per character, and CETD's text density
@@ -16,7 +19,7 @@ Groups (``FEATURE_GROUPS``):
 
 Discrete values are one-hot over a vocabulary fitted on the site (``DictVectorizer``);
 continuous ones are standardised (``StandardScaler``). ``CROSS_SITE_GROUPS`` are those whose
-meaning carries from one site to another (no ids or class names).
+meaning carries from one site to another (no whole ids or class names, only common words).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,12 +38,27 @@ from sklearn.preprocessing import StandardScaler
 from spidercrawl.learn.blocks import DENSITY_FEATURES, Block, template_path
 
 FEATURE_GROUPS = ("text", "tag_path", "selector", "css", "geometry", "density")
-CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic")
+CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic", "class_words")
 # CSS properties whose values mean the same on any site (no colours, no font names).
 GENERIC_CSS = ("font-size", "font-weight", "font-style", "text-align", "display", "float")
 _PUNCTUATION = re.compile(r"[.,;:!?\u3002\uff0c\u3001\uff01\uff1f]")  # with CJK ones
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]['\"\u201d\u2019)]?$")
 _DIGIT = re.compile(r"\d")
+_NAME_TOKEN = re.compile(r"(?=[#.])")
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+_NOT_LETTERS = re.compile(r"[^a-z]+")
+
+
+@lru_cache(maxsize=65536)
+def step_words(step: str) -> frozenset[str]:
+    """The words (3+ letters) of one selector step's id and classes:
+    ``div#post-12.entry-content`` -> {post, entry, content}; camelCase is split too."""
+    words: set[str] = set()
+    for token in _NAME_TOKEN.split(step):
+        if token[:1] in ("#", "."):
+            spaced = _CAMEL.sub(r"\1 \2", token[1:]).lower()
+            words.update(w for w in _NOT_LETTERS.split(spaced) if len(w) > 2)
+    return frozenset(words)
 
 
 def _continuous(block: Block, groups: Sequence[str]) -> list[float]:
@@ -72,7 +91,9 @@ def _continuous(block: Block, groups: Sequence[str]) -> list[float]:
     return values
 
 
-def _discrete(block: Block, groups: Sequence[str]) -> dict[str, float]:
+def _discrete(
+    block: Block, groups: Sequence[str], class_words: frozenset[str] = frozenset()
+) -> dict[str, float]:
     features: dict[str, float] = {}
     if "tag_path" in groups:
         features["path=" + "/".join(block.path)] = 1.0
@@ -93,17 +114,29 @@ def _discrete(block: Block, groups: Sequence[str]) -> dict[str, float]:
         for name in GENERIC_CSS:
             if name in block.computed:
                 features[f"css:{name}={block.computed[name]}"] = 1.0
+    if "class_words" in groups and block.selector:
+        for word in step_words(block.selector[-1]) & class_words:
+            features["own:" + word] = 1.0
+        for step in block.selector[:-1]:
+            for word in step_words(step) & class_words:
+                features["inside:" + word] = 1.0
     return features
 
 
 class BlockVectorizer(TransformerMixin, BaseEstimator):
-    """Blocks -> sparse feature matrix; the vocabulary and scaling are fitted on one site."""
+    """Blocks -> sparse feature matrix; the vocabulary and scaling are fitted on one site.
 
-    def __init__(self, groups: Sequence[str] = FEATURE_GROUPS) -> None:
+    ``class_words``: the id/class words the ``class_words`` group looks for.
+    """
+
+    def __init__(
+        self, groups: Sequence[str] = FEATURE_GROUPS, class_words: frozenset[str] = frozenset()
+    ) -> None:
         self.groups = groups
+        self.class_words = class_words
 
     def _check_groups(self) -> None:
-        known = {*FEATURE_GROUPS, "css_generic", "template"}
+        known = {*FEATURE_GROUPS, "css_generic", "template", "class_words"}
         unknown = set(self.groups) - known
         if unknown or not self.groups:
             raise ValueError(f"feature groups must be among {sorted(known)}: {self.groups}")
@@ -112,7 +145,7 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
         self._check_groups()
         blocks = list(blocks)
         self.discrete_ = DictVectorizer(sparse=True).fit(
-            [_discrete(b, self.groups) for b in blocks]
+            [_discrete(b, self.groups, self.class_words) for b in blocks]
         )
         continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
         self.scaler_ = StandardScaler().fit(continuous) if continuous.shape[1] else None
@@ -120,7 +153,9 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
 
     def transform(self, blocks: Iterable[Block]) -> sp.csr_matrix:
         blocks = list(blocks)
-        parts = [self.discrete_.transform([_discrete(b, self.groups) for b in blocks])]
+        parts = [
+            self.discrete_.transform([_discrete(b, self.groups, self.class_words) for b in blocks])
+        ]
         if self.scaler_ is not None:
             continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
             parts.append(sp.csr_matrix(self.scaler_.transform(continuous.reshape(len(blocks), -1))))

@@ -42,7 +42,9 @@ from spidercrawl.learn.selectors import SelectorPath, path_css
 
 logger = logging.getLogger(__name__)
 
-MODEL_FORMAT = 5  # 4: template texts, nested blocks; 5: container_; older: learned again
+MODEL_FORMAT = (
+    6  # 4: template texts, nested blocks; 5: container_; 6: class_words; older: relearned
+)
 MODEL_FILE = "model.joblib"
 META_FILE = "model.json"
 
@@ -253,6 +255,7 @@ class SiteModel(BaseEstimator):
         C: float = 1.0,  # noqa: N803 (scikit-learn's name)
         max_gap: int = 4,
         template_share: float = 0.2,
+        class_words: frozenset[str] = frozenset(),
         random_state: int = 0,
     ) -> None:
         self.feature_groups = feature_groups
@@ -263,6 +266,7 @@ class SiteModel(BaseEstimator):
         self.C = C
         self.max_gap = max_gap
         self.template_share = template_share
+        self.class_words = class_words  # for the class_words feature group (cross-site model)
         self.random_state = random_state
 
     # -- learning ---------------------------------------------------------------------------
@@ -318,7 +322,7 @@ class SiteModel(BaseEstimator):
         labels = np.asarray(labels, dtype=bool)
         if labels.all() or not labels.any():
             raise LearningError("the labels hold one class only: nothing to tell apart")
-        self.vectorizer_ = BlockVectorizer(self.feature_groups).fit(blocks)
+        self.vectorizer_ = BlockVectorizer(self.feature_groups, self.class_words).fit(blocks)
         features = self.vectorizer_.transform(blocks)
         self.svm_ = LinearSVC(
             C=self.C, class_weight="balanced", random_state=self.random_state, max_iter=5000
@@ -387,7 +391,8 @@ class SiteModel(BaseEstimator):
             "version": self.version_,
             "created": self.created_,
             "parameters": {
-                k: list(v) if isinstance(v, tuple) else v for k, v in self.get_params().items()
+                k: sorted(v) if isinstance(v, frozenset) else list(v) if isinstance(v, tuple) else v
+                for k, v in self.get_params().items()
             },
             "training": self.training_,
             "clustering": getattr(self, "clustering_", None),

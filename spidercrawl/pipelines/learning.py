@@ -7,8 +7,11 @@ and releases the held pages as articles; later pages are extracted as they come.
 
 A site that never reaches the threshold is settled when nothing but held pages is left in
 the crawl (and at the latest when the spider closes): learned from what there is if that
-is at least ``LEARN_MIN_PAGES_AT_END`` pages, else extracted by text density. Each article
-says which method made it and why, so no page is dropped silently.
+is at least ``LEARN_MIN_PAGES_AT_END`` pages, else extracted as a site never seen: the
+cross-site model with text density (``method: unseen``; ``CROSS_SITE_MODEL_DIR``, by
+default the model shipped in ``models/_cross_site``), or text density alone (``density``)
+when ``UNSEEN_ENABLED`` is off or that model cannot be loaded. Each article says which
+method made it and why, so no page is dropped silently.
 
 Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.capture.fast_path`) are
 cut by the model's extraction rules (``method: rules``).
@@ -22,7 +25,7 @@ site, and a new model is learned from the recent rendered pages plus the next on
 Settings (defaults in ``spidercrawl/settings.py``): ``LEARN_ENABLED``, ``LEARN_MIN_PAGES``,
 ``LEARN_MIN_PAGES_AT_END``, ``MODELS_DIR``, ``MODEL_VERSIONS_KEPT``, ``LEARN_SIMILARITY``,
 ``LEARN_DBSCAN_EPS``, ``LEARN_DBSCAN_MIN_PAGE_SHARE``, ``LEARN_SEED``, ``DRIFT_WINDOW``,
-``DRIFT_MAX_FAILURE_SHARE``.
+``DRIFT_MAX_FAILURE_SHARE``, ``UNSEEN_ENABLED``, ``CROSS_SITE_MODEL_DIR``.
 """
 
 from __future__ import annotations
@@ -50,9 +53,10 @@ from spidercrawl.extract.metadata import (
     first_description,
 )
 from spidercrawl.extract.titles import headline_candidates, html_headlines, lead_with_headline
+from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import page_blocks
-from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.model import LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed
 
@@ -143,6 +147,7 @@ class SiteLearningPipeline:
             "min_page_share": settings.getfloat("LEARN_DBSCAN_MIN_PAGE_SHARE"),
             "random_state": settings.getint("LEARN_SEED"),
         }
+        self.unseen = _unseen_extractor(settings) if settings.getbool("UNSEEN_ENABLED") else None
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
 
@@ -288,6 +293,8 @@ class SiteLearningPipeline:
                 )
                 why = f"the model found almost nothing here; {instead} instead"
                 note = "; ".join(filter(None, [note, why]))
+        elif self.unseen is not None:
+            extraction, method, note = self.unseen.extract(page), "unseen", state.fallback_reason
         else:
             extraction, method, note = cold_start_extraction(page), "density", state.fallback_reason
             if not extraction.text and extraction.reason:
@@ -299,6 +306,19 @@ class SiteLearningPipeline:
         return article_item(
             page, extraction, method, state.model, note, state.titles.names(), self.headline_in_text
         )
+
+
+def _unseen_extractor(settings: Any) -> UnseenExtractor | None:
+    """The extractor for sites without a model; None (text density then) if it cannot load."""
+    folder = settings.get("CROSS_SITE_MODEL_DIR") or None
+    try:
+        return UnseenExtractor.load(Path(folder) if folder else None)
+    except (OSError, LearningError, ValueError) as error:
+        logger.warning(
+            "No cross-site model (%s): sites without a model are extracted by text density",
+            error,
+        )
+        return None
 
 
 def _extract_plain(page: dict[str, Any], state: SiteState) -> tuple[Any, str, str]:

@@ -1,0 +1,87 @@
+"""Sites never seen: the cross-site features, the choice of the article's run, and the
+shipped cross-site model on a post under a long comment thread."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from spidercrawl.extract.article import block_indices, cold_start_extraction
+from spidercrawl.extract.unseen import UnseenExtractor, best_run
+from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.cross_site import common_class_words, sample_site
+from spidercrawl.learn.features import BlockVectorizer, step_words
+from tests.test_fallbacks import NAV, PageBuilder, sentence
+
+BODY = {"font-size": "16px"}
+
+
+def test_step_words_split_ids_classes_and_camel_case() -> None:
+    assert step_words("div#post-12.entry-content.commentBody") == {
+        "post", "entry", "content", "comment", "body",
+    }  # fmt: skip
+    assert step_words("p") == frozenset()
+    assert step_words("li.a1.ok") == frozenset()  # words of 3 letters or more only
+
+
+def comment_page(seed: int) -> PageBuilder:
+    rng = random.Random(seed)
+    builder = PageBuilder()
+    for name in ("News", "Sport", "Weather", "Opinion"):
+        builder.add(NAV, "a", name, {}, link=True)
+    post = [("div", "page", ()), ("div", "", ("post", "hentry")), ("div", "", ("entry-content",))]
+    for _ in range(3):
+        builder.add(post, "p", sentence(rng, 45), BODY)
+    for number in range(12):
+        item = ("li", f"comment-{number}", ("comment",))
+        comment = [("div", "comments", ()), ("ol", "", ("commentlist",)), item]
+        comment.append(("div", "", ("comment-body",)))
+        builder.add(comment, "p", sentence(rng, 60), BODY)
+    return builder
+
+
+def test_class_words_features_keep_only_the_given_words() -> None:
+    blocks = page_blocks(comment_page(0).page(0, "A post", ""))
+    vectorizer = BlockVectorizer(("class_words",), frozenset({"comment", "entry"})).fit(blocks)
+    assert set(vectorizer.discrete_.feature_names_) == {"inside:entry", "inside:comment"}
+    matrix = vectorizer.transform(blocks).toarray()
+    names = vectorizer.discrete_.feature_names_
+    post_paragraph = 4  # after four menu links
+    assert matrix[post_paragraph, names.index("inside:entry")] == 1
+    assert matrix[post_paragraph, names.index("inside:comment")] == 0
+    assert matrix[-1, names.index("inside:comment")] == 1
+
+
+def test_common_class_words_need_enough_sites() -> None:
+    sites = {
+        name: (page_blocks(comment_page(n).page(0, "A post", "")), np.zeros(19, bool))
+        for n, name in enumerate(["a", "b", "c"])
+    }
+    sites["d"] = (page_blocks(PageBuilder().page(0, "Empty", "")), np.zeros(0, bool))
+    assert common_class_words(sites, min_sites=3) == {
+        "nav", "page", "post", "hentry", "entry", "content", "comments", "commentlist", "comment",
+        "body",
+    }  # fmt: skip
+    assert common_class_words(sites, min_sites=4) == frozenset()
+    blocks, labels = sample_site(sites["a"], max_blocks=5)
+    assert len(blocks) == 5 and len(labels) == 5
+    assert [b.index for b in blocks] == sorted(b.index for b in blocks)
+
+
+def test_best_run_is_the_maximum_subarray_by_characters() -> None:
+    blocks = page_blocks(comment_page(1).page(0, "A post", ""))
+    scores = np.full(len(blocks), -1.0)
+    scores[4:7] = 2.0
+    assert best_run(blocks, scores) == [4, 5, 6]
+    assert best_run(blocks, np.full(len(blocks), -0.5)) == []
+
+
+def test_post_beats_the_longer_comment_thread_density_prefers() -> None:
+    builder = comment_page(2)
+    page = builder.page(0, "A post", "")
+    page["rendered_html"] = builder.rendered_html()
+    density = block_indices(cold_start_extraction(page))
+    assert density and density.isdisjoint({4, 5, 6})  # density alone takes the comments
+    extraction = UnseenExtractor.load().extract(page)
+    assert set(extraction.blocks) == {4, 5, 6}
