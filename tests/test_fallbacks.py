@@ -13,7 +13,9 @@ from spidercrawl.extract.article import (
     cold_start_extraction,
     density_fallback,
     learned_extraction,
+    unseen_fallback,
 )
+from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.model import SiteModel, take_continuation
@@ -149,6 +151,15 @@ def test_text_density_keeps_out_the_sites_template(model: SiteModel) -> None:
     page = post_page(22, comments=0, promo_in_entry=True)
     assert NEWSLETTER in cold_start_extraction(page).text  # as dense as the article
     extraction = density_fallback(page, model)
+    assert "harbour22" in extraction.text
+    assert NEWSLETTER not in extraction.text
+
+
+def test_the_cross_site_fallback_keeps_out_the_sites_template_too(model: SiteModel) -> None:
+    page = post_page(22, comments=0, promo_in_entry=True)
+    unseen = UnseenExtractor.load()
+    assert NEWSLETTER in unseen.extract(page).text  # a site never seen has no template
+    extraction = unseen_fallback(page, model, page_blocks(page), unseen)
     assert "harbour22" in extraction.text
     assert NEWSLETTER not in extraction.text
 

@@ -91,7 +91,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def run_site_method(
-    method: str, sites: list[EvaluationSite], args: argparse.Namespace
+    method: str,
+    sites: list[EvaluationSite],
+    args: argparse.Namespace,
+    fold_models: dict[str, str | None],
 ) -> dict[str, object]:
     """Crawl the sites (cached), then evaluate ``method`` on them, sites in parallel."""
     cache = args.crawl_cache or args.out / "crawl"
@@ -121,11 +124,13 @@ def run_site_method(
     progress = Progress(method, len(jobs), every_s=10, unit="sites")
     outcomes = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        if method == "unseen" and args.models is None:
-            logger.info("unseen: cross-site models per fold of held-out sites")
-            model_dirs = cross_site_fold_models(jobs, args.out / "unseen-models", pool)
+        if args.models is None:  # cross-site models that did not see the site, made once
+            if not fold_models:
+                logger.info("Cross-site models per fold of held-out sites")
+                trained = cross_site_fold_models(jobs, args.out / "unseen-models", pool)
+                fold_models.update({job.site_key: trained.get(job.site_key) for job in jobs})
             for job in jobs:
-                job.model_dir = model_dirs.get(job.site_key)
+                job.model_dir = fold_models.get(job.site_key)
         for outcome in pool.map(run_site_job, jobs):
             progress.step()
             outcomes.append(outcome)
@@ -149,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.info("%d sites, %d pages under %s", len(sites), pages, args.dataset_dir)
 
     skipped: dict[str, str] = {}
+    fold_models: dict[str, str | None] = {}  # site -> its held-out cross-site model
     records: list[PageRecord] = []
     extra: dict[str, object] = {}
     started = time.monotonic()
@@ -161,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                 logger.warning("Skipping %s: %s", method, error)
                 continue
             method_started = time.monotonic()
-            outcome = run_site_method(method, sites, args)
+            outcome = run_site_method(method, sites, args, fold_models)
             records.extend(outcome.pop("records"))
             extra.update(outcome)
             logger.info("%s done in %.1f s", method, time.monotonic() - method_started)

@@ -12,10 +12,12 @@ held-out page's raw HTML, and the rendered page with the model where the rules' 
 fails (each page's ``note`` says which; same folds as ``learned``).
 
 ``unseen`` is spidercrawl on a site it has no model for: a cross-site model and text
-density, page by page (:mod:`spidercrawl.extract.unseen`). The shipped cross-site model has
-seen the dataset sites, so by default the sites are split into ``UNSEEN_SITE_FOLDS`` folds
-and each fold's sites are extracted by a cross-site model trained on the other folds' sites
-only (:func:`cross_site_fold_models`); ``--models`` names one model to use instead.
+density, page by page (:mod:`spidercrawl.extract.unseen`). ``learned`` and ``rules`` use the
+cross-site model too, where the site's model finds almost nothing. The shipped cross-site
+model has seen the dataset sites, so by default the sites are split into
+``UNSEEN_SITE_FOLDS`` folds and each fold's sites get a cross-site model trained on the
+other folds' sites only (:func:`cross_site_fold_models`); ``--models`` names one model to
+use instead.
 
 Sites are independent, so they run in parallel worker processes.
 """
@@ -121,13 +123,31 @@ def _score_with(
 ) -> list[PageRecord]:
     """Score a site model (text density when there is none), as the crawl would extract."""
 
+    unseen = _unseen_extractor(job)
+
     def extract(page: dict[str, Any]) -> tuple[str, str]:
         if model is None:
             return _article_text(page, cold_start_extraction(page), "density"), ""
-        extraction, how = learned_extraction(page, model)
+        extraction, how = learned_extraction(page, model, unseen)
         return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)
+
+
+_unseen_extractors: dict[str | None, Any] = {}
+
+
+def _unseen_extractor(job: SiteJob) -> Any:
+    """The cross-site extractor for the job's site (one per model folder and process); None
+    when there is no cross-site model."""
+    from spidercrawl.extract.unseen import UnseenExtractor
+
+    folder = job.model_dir
+    if folder not in _unseen_extractors:
+        path = Path(folder) if folder else None
+        available = UnseenExtractor.available(path)
+        _unseen_extractors[folder] = UnseenExtractor.load(path) if available else None
+    return _unseen_extractors[folder]
 
 
 def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> SiteModel | None:
@@ -222,9 +242,7 @@ def run_learned(job: SiteJob) -> SiteOutcome:
 
 
 def run_unseen(job: SiteJob) -> SiteOutcome:
-    from spidercrawl.extract.unseen import UnseenExtractor
-
-    extractor = UnseenExtractor.load(Path(job.model_dir) if job.model_dir else None)
+    extractor = _unseen_extractor(job)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
         return _article_text(page, extractor.extract(page), "unseen"), ""

@@ -7,11 +7,14 @@ marked by the capture script), so text density runs render-aware here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spidercrawl.extract.density import DensityExtractor, DensityResult
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import Extraction, SiteModel
+
+if TYPE_CHECKING:
+    from spidercrawl.extract.unseen import UnseenExtractor
 
 
 def cold_start_extraction(page: Mapping[str, Any]) -> DensityResult:
@@ -50,14 +53,30 @@ def density_fallback(
     return Extraction.of_blocks(kept, model.decision(kept))
 
 
-def learned_extraction(page: Mapping[str, Any], model: SiteModel) -> tuple[Any, str]:
+def unseen_fallback(
+    page: Mapping[str, Any], model: SiteModel, blocks: Sequence[Block], unseen: UnseenExtractor
+) -> Extraction:
+    """The article the cross-site extractor finds (:mod:`spidercrawl.extract.unseen`), less
+    the site's template texts: the run of blocks the cross-site model and text density agree
+    on, so a comment thread denser than a short post is not taken (measured, learned F1 per
+    page over the 141 dataset sites with cross-site models that did not see the site:
+    0.9373 -> 0.9394 against text density less template)."""
+    found = set(unseen.extract(page, blocks).blocks)
+    kept = [b for b in blocks if b.index in found and not model.is_template(b)]
+    return Extraction.of_blocks(kept, model.decision(kept))
+
+
+def learned_extraction(
+    page: Mapping[str, Any], model: SiteModel, unseen: UnseenExtractor | None = None
+) -> tuple[Any, str]:
     """The site model's article; where it finds (almost) nothing, the blocks in the site's
-    article container, else text density's article less the site's template texts.
+    article container, else what a site never seen would give (``unseen``, the cross-site
+    extractor) or, without it, text density's article, both less the site's template texts.
 
     Returns the extraction and the method that produced it (``learned``,
-    ``learned+container`` or ``learned+density-fallback``). "Almost nothing" is under a
-    tenth of the content the model saw per training page: the page's template differs from
-    the training pages'. The page's blocks are built once for all three.
+    ``learned+container``, ``learned+unseen`` or ``learned+density-fallback``). "Almost
+    nothing" is under a tenth of the content the model saw per training page: the page's
+    template differs from the training pages'. The page's blocks are built once for all.
     """
     enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
     blocks = page_blocks(page)
@@ -67,6 +86,10 @@ def learned_extraction(page: Mapping[str, Any], model: SiteModel) -> tuple[Any, 
     contained = model.extract_in_container(blocks)
     if contained is not None and len(contained.text) >= enough:
         return contained, "learned+container"
+    if unseen is not None:
+        found = unseen_fallback(page, model, blocks, unseen)
+        if found.text:
+            return found, "learned+unseen"
     fallback = density_fallback(page, model, blocks)
     if fallback.text:
         return fallback, "learned+density-fallback"

@@ -63,8 +63,9 @@ class UnseenExtractor:
     def load(cls, folder: Path | None = None) -> UnseenExtractor:
         return cls(SiteModel.load(folder or DEFAULT_CROSS_SITE_MODEL))
 
-    def extract(self, page: Mapping[str, Any]) -> Extraction:
-        blocks = page_blocks(page)
+    def extract(self, page: Mapping[str, Any], blocks: Sequence[Block] | None = None) -> Extraction:
+        """The article of ``page``; ``blocks``: the page's (:func:`page_blocks`), if built."""
+        blocks = page_blocks(page) if blocks is None else blocks
         if not blocks:
             return Extraction.of_blocks([], [])
         margins = self.model.decision(blocks)

@@ -286,11 +286,12 @@ class SiteLearningPipeline:
         if page.get("capture_mode") == "http":
             extraction, method, note = _extract_plain(page, state)
         elif state.model is not None:
-            extraction, method = learned_extraction(page, state.model)
+            extraction, method = learned_extraction(page, state.model, self.unseen)
             if method != "learned":
-                instead = {"learned+container": "the site's article container"}.get(
-                    method, "text density"
-                )
+                instead = {
+                    "learned+container": "the site's article container",
+                    "learned+unseen": "the cross-site model and text density",
+                }.get(method, "text density")
                 why = f"the model found almost nothing here; {instead} instead"
                 note = "; ".join(filter(None, [note, why]))
         elif self.unseen is not None:
