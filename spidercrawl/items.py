@@ -72,7 +72,7 @@ class ArticleItem(scrapy.Item):
     text = scrapy.Field()  # paragraphs separated by blank lines
     html = scrapy.Field()  # the content as clean HTML: p, h1-h6, ul/ol/li, blockquote, pre
     lang = scrapy.Field()  # BCP 47 tag: the declared one unless the text clearly says otherwise
-    # learned, rules, learned+container, learned+density-fallback, unseen, density
+    # learned, rules, learned+container, learned+unseen, learned+density-fallback, unseen, density
     method = scrapy.Field()
     method_note = scrapy.Field()  # why that method, when it is not the learned model
     model_version = scrapy.Field()  # the site model's version, if one was used
