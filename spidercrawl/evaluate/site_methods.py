@@ -37,6 +37,7 @@ from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.extract.html import decode_html
 from spidercrawl.extract.metadata import first_description
+from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.pipelines.learning import article_item
 from spidercrawl.snapshot import SiteSnapshot
@@ -134,14 +135,12 @@ def _score_with(
     return _score_pages(job, test_ids, extract, note)
 
 
-_unseen_extractors: dict[str | None, Any] = {}
+_unseen_extractors: dict[str | None, UnseenExtractor | None] = {}
 
 
-def _unseen_extractor(job: SiteJob) -> Any:
+def _unseen_extractor(job: SiteJob) -> UnseenExtractor | None:
     """The cross-site extractor for the job's site (one per model folder and process); None
     when there is no cross-site model."""
-    from spidercrawl.extract.unseen import UnseenExtractor
-
     folder = job.model_dir
     if folder not in _unseen_extractors:
         path = Path(folder) if folder else None

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.features import CROSS_SITE_GROUPS, step_words
-from spidercrawl.learn.model import SiteModel, article_mask
+from spidercrawl.learn.model import SiteModel
 from spidercrawl.runner import read_jsonl
 
 logger = logging.getLogger(__name__)
@@ -56,10 +56,7 @@ def site_labels(pages: Sequence[Mapping[str, Any]], random_state: int = 0) -> La
     what the cross-site model should find is what a learned site gives).
 
     Raises ``ValueError`` when the site cannot be learned."""
-    model = SiteModel(random_state=random_state).fit(pages)
-    blocks = [b for number, page in enumerate(pages) for b in page_blocks(page, number)]
-    labels = article_mask(blocks, model.decision(blocks), model.max_gap, model.template_texts_)
-    return blocks, labels
+    return SiteModel(random_state=random_state).fit_extract(pages)
 
 
 def sample_site(site: LabeledSite, max_blocks: int, random_state: int = 0) -> LabeledSite:

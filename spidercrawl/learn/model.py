@@ -289,6 +289,12 @@ class SiteModel(BaseEstimator):
         return blocks, labeler.labels_
 
     def fit(self, pages: Sequence[Mapping[str, Any]], y: object = None) -> SiteModel:
+        self.fit_extract(pages)
+        return self
+
+    def fit_extract(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
+        """Fit, and return the training blocks with what the fitted model extracts from
+        them (the labels the cross-site model learns from)."""
         started = time.perf_counter()
         blocks, labels = self.auto_label(pages)
         self.fit_labeled(blocks, labels, pages=len(pages), started=started)
@@ -297,7 +303,7 @@ class SiteModel(BaseEstimator):
         extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
         self.container_ = fit_container(blocks, extracted)
         self.fit_rules(pages, blocks, extracted)
-        return self
+        return blocks, extracted
 
     def fit_rules(
         self, pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block], extracted: np.ndarray
