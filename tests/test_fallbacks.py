@@ -139,7 +139,7 @@ def test_a_container_without_id_or_class_is_none() -> None:
 def test_a_post_in_another_wrapper_comes_from_the_container(model: SiteModel) -> None:
     # Long comments: text density over the whole page would take them instead.
     page = post_page(21, variant=True, comments=8)
-    extraction, method = learned_extraction(page, model)
+    extraction, method, _ = learned_extraction(page, model)
     assert method == "learned+container"
     assert extraction.text.count("harbour21 council21") == 5
     assert "word" in extraction.text and NEWSLETTER not in extraction.text
@@ -202,3 +202,30 @@ def test_continuation_stops_at_template_text_and_links() -> None:
     assert not take_continuation(blocks, np.array([True, False, False]), template)[1:].any()
     assert take_continuation(blocks, np.array([True, False, False]))[1]
     assert not take_continuation(blocks, np.array([True, True, False]))[2]
+
+
+def print_view(number: int) -> dict:
+    """The same site's post in another layout (a print view: tables, no ids or classes),
+    with a jobs list the classifier can mistake for paragraphs."""
+    rng = random.Random(number)
+    topic = f"harbour{number} council{number} budget{number}"
+    page = PageBuilder()
+    cell = [("table", "", ()), ("tbody", "", ()), ("tr", "", ()), ("td", "", ())]
+    page.add(cell, "h2", f"The {topic} story", {"font-size": "24px"})
+    for _ in range(5):
+        page.add([*cell, ("div", "", ())], "div", f"{topic} {sentence(rng, 40)}", BODY_CSS)
+    for _ in range(3):
+        page.add([("ul", "", ("jobs",)), ("li", "", ())], "p", sentence(rng, 12), BODY_CSS)
+    return page.page(number, f"The {topic} story", f"{topic} {topic}")
+
+
+def test_a_page_of_another_layout_is_extracted_as_a_site_never_seen(model: SiteModel) -> None:
+    usual, other = post_page(23), print_view(24)
+    assert model.familiarity(page_blocks(usual)) == 1.0
+    assert model.familiarity(page_blocks(other)) < 0.2
+    assert learned_extraction(usual, model, UnseenExtractor.load()).method == "learned"
+    extraction, method, reason = learned_extraction(other, model, UnseenExtractor.load())
+    assert method == "learned+unseen"
+    assert "layout the model knows" in reason
+    assert extraction.text.count("harbour24 council24") == 6  # headline and paragraphs
+    assert not any(b.text in extraction.text for b in page_blocks(other)[-3:])  # jobs

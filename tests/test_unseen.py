@@ -8,7 +8,7 @@ import random
 import numpy as np
 
 from spidercrawl.extract.article import block_indices, cold_start_extraction
-from spidercrawl.extract.unseen import UnseenExtractor, best_run
+from spidercrawl.extract.unseen import UnseenExtractor, best_run, common_element
 from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cross_site import common_class_words, sample_site
 from spidercrawl.learn.features import BlockVectorizer, step_words
@@ -85,3 +85,38 @@ def test_post_beats_the_longer_comment_thread_density_prefers() -> None:
     assert density and density.isdisjoint({4, 5, 6})  # density alone takes the comments
     extraction = UnseenExtractor.load().extract(page)
     assert set(extraction.blocks) == {4, 5, 6}
+
+
+def test_common_element_is_the_innermost_shared_parent() -> None:
+    blocks = page_blocks(comment_page(3).page(0, "A post", ""))
+    post, comments = blocks[4:7], blocks[7:]
+    assert common_element(post) == ("div#page", "div.hentry.post", "div.entry-content")
+    assert common_element(comments) == ("div#comments", "ol.commentlist")
+    assert common_element([*post, *comments]) == ()
+
+
+def split_post_page(seed: int) -> PageBuilder:
+    """A post cut in two by a box of related links longer than a gap the article fills."""
+    rng = random.Random(seed)
+    builder = PageBuilder()
+    for name in ("News", "Sport", "Weather", "Opinion"):
+        builder.add(NAV, "a", name, {}, link=True)
+    post = [("div", "page", ()), ("div", "", ("post", "hentry")), ("div", "", ("entry-content",))]
+    for _ in range(3):
+        builder.add(post, "p", sentence(rng, 45), BODY)
+    box = [*post, ("div", "", ("related",))]
+    builder.add(box, "h3", "Related stories", {"font-size": "18px"})
+    for number in range(6):
+        builder.add([*box, ("ul", "", ())], "li", f"Related story number {number}", {}, link=True)
+    for _ in range(3):
+        builder.add(post, "p", sentence(rng, 45), BODY)
+    for name in ("About", "Contact", "Jobs"):
+        builder.add([("div", "footer", ())], "a", name, {}, link=True)
+    return builder
+
+
+def test_an_article_cut_by_a_box_of_links_is_taken_whole() -> None:
+    page = split_post_page(4).page(0, "A post", "")
+    extraction = UnseenExtractor.load().extract(page)
+    assert {4, 5, 6, 14, 15, 16} <= set(extraction.blocks)
+    assert not set(extraction.blocks) & set(range(8, 14))  # the links

@@ -129,7 +129,7 @@ def _score_with(
     def extract(page: dict[str, Any]) -> tuple[str, str]:
         if model is None:
             return _article_text(page, cold_start_extraction(page), "density"), ""
-        extraction, how = learned_extraction(page, model, unseen)
+        extraction, how, _ = learned_extraction(page, model, unseen)
         return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)

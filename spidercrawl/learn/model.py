@@ -42,9 +42,8 @@ from spidercrawl.learn.selectors import SelectorPath, path_css
 
 logger = logging.getLogger(__name__)
 
-MODEL_FORMAT = (
-    6  # 4: template texts, nested blocks; 5: container_; 6: class_words; older: relearned
-)
+# 4: template texts, nested blocks; 5: container_; 6: class_words; 7: tag_paths_.
+MODEL_FORMAT = 7  # older saved models are relearned
 MODEL_FILE = "model.joblib"
 META_FILE = "model.json"
 
@@ -300,6 +299,7 @@ class SiteModel(BaseEstimator):
         self.fit_labeled(blocks, labels, pages=len(pages), started=started)
         self.template_texts_ = template_texts(blocks, self.template_share)
         self.training_["template_texts"] = len(self.template_texts_)
+        self.tag_paths_ = frozenset(block.path for block in blocks)
         extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
         self.container_ = fit_container(blocks, extracted)
         self.fit_rules(pages, blocks, extracted)
@@ -347,6 +347,7 @@ class SiteModel(BaseEstimator):
         }
         self.template_texts_: frozenset[str] = frozenset()  # fit() finds the site's
         self.container_: SelectorPath | None = None  # and its article container
+        self.tag_paths_: frozenset[tuple[str, ...]] = frozenset()  # and its tag paths
         self.format_ = MODEL_FORMAT
         self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.version_ = self.created_.replace("-", "").replace(":", "")
@@ -357,6 +358,14 @@ class SiteModel(BaseEstimator):
         if not blocks:
             return np.zeros(0)
         return self.svm_.decision_function(self.vectorizer_.transform(blocks))
+
+    def familiarity(self, blocks: Sequence[Block]) -> float:
+        """The share of a page's text in blocks whose tag path occurs on the training
+        pages: near 0 on a page of another template (a print view, a section with its own
+        layout), where the classifier's margins mean little."""
+        chars = sum(block.chars for block in blocks)
+        known = sum(block.chars for block in blocks if block.path in self.tag_paths_)
+        return known / chars if chars else 1.0
 
     def is_template(self, block: Block) -> bool:
         """Whether the block's text is one the site repeats on page after page."""

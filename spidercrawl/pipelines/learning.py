@@ -286,14 +286,13 @@ class SiteLearningPipeline:
         if page.get("capture_mode") == "http":
             extraction, method, note = _extract_plain(page, state)
         elif state.model is not None:
-            extraction, method = learned_extraction(page, state.model, self.unseen)
-            if method != "learned":
+            extraction, method, reason = learned_extraction(page, state.model, self.unseen)
+            if reason:
                 instead = {
                     "learned+container": "the site's article container",
                     "learned+unseen": "the cross-site model and text density",
                 }.get(method, "text density")
-                why = f"the model found almost nothing here; {instead} instead"
-                note = "; ".join(filter(None, [note, why]))
+                note = "; ".join(filter(None, [note, f"{reason}; {instead} instead"]))
         elif self.unseen is not None:
             extraction, method, note = self.unseen.extract(page), "unseen", state.fallback_reason
         else:
