@@ -120,3 +120,29 @@ def test_an_article_cut_by_a_box_of_links_is_taken_whole() -> None:
     extraction = UnseenExtractor.load().extract(page)
     assert {4, 5, 6, 14, 15, 16} <= set(extraction.blocks)
     assert not set(extraction.blocks) & set(range(8, 14))  # the links
+
+
+def table_layout_page(seed: int) -> tuple[dict, str]:
+    """An old table layout: the story is one short paragraph in a deep cell; the densest
+    block is the footer's long disclaimer."""
+    rng = random.Random(seed)
+    builder = PageBuilder()
+    cell = [("table", "", ()), ("tbody", "", ()), ("tr", "", ()), ("td", "", ())]
+    deep = cell * 4
+    builder.add(deep, "h1", "Council approves harbour budget", {})
+    for name in ("Print this article", "Email this article", "Have your say"):
+        builder.add(deep, "div", name, {}, link=True)
+    story = "harbour budget council vote " + sentence(rng, 40)
+    builder.add([*deep, ("div", "", ())], "div", story, {"text-align": "justify"})
+    for number in range(8):
+        builder.add(cell, "td", f"Category {number}", {}, link=True)
+    builder.add(cell * 2, "div", sentence(rng, 150), {"text-align": "-webkit-center"})
+    return builder.page(0, "Council approves harbour budget", story[:120]), story
+
+
+def test_the_description_points_to_the_article_density_and_the_svm_miss() -> None:
+    page, story = table_layout_page(5)
+    unseen = UnseenExtractor.load()
+    without = UnseenExtractor(unseen.model, relevance_bonus=0.0).extract(page)
+    assert story not in without.text  # the disclaimer instead
+    assert story in unseen.extract(page).text

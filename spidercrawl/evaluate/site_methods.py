@@ -122,11 +122,14 @@ def _article_text(
 def _score_with(
     job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
 ) -> list[PageRecord]:
-    """Score a site model (text density when there is none), as the crawl would extract."""
+    """Score a site model as the crawl would extract; without one, as the crawl extracts a
+    site it cannot learn (the cross-site extractor, else text density)."""
 
     unseen = _unseen_extractor(job)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
+        if model is None and unseen is not None:
+            return _article_text(page, unseen.extract(page), "unseen"), ""
         if model is None:
             return _article_text(page, cold_start_extraction(page), "density"), ""
         extraction, how, _ = learned_extraction(page, model, unseen)
@@ -157,7 +160,10 @@ def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> Site
         model = SiteModel(random_state=0).fit(pages)
     except ValueError as error:
         logger.info(
-            "%s: no model from %d pages (%s); text density instead", job.site, len(pages), error
+            "%s: no model from %d pages (%s); extracted as a site never seen",
+            job.site,
+            len(pages),
+            error,
         )
         return None
     outcome.learning.append(
@@ -181,7 +187,7 @@ def _held_out(job: SiteJob, outcome: SiteOutcome, score: Scorer) -> list[str]:
     if job.train_pages:
         train, test = ids[: job.train_pages], ids[job.train_pages :]
         model = _learn(job, train, outcome)
-        note = f"trained on {len(train)} pages" if model else "text density (no model)"
+        note = f"trained on {len(train)} pages" if model else "no model"
         outcome.records = score(job, model, test, note)
     else:
         folds = max(2, min(job.folds or DEFAULT_FOLDS, len(ids)))
@@ -189,7 +195,7 @@ def _held_out(job: SiteJob, outcome: SiteOutcome, score: Scorer) -> list[str]:
             test = ids[fold::folds]
             train = [i for i in ids if i not in test]
             model = _learn(job, train, outcome)
-            note = f"fold {fold + 1}/{folds}" if model else "text density (no model)"
+            note = f"fold {fold + 1}/{folds}" if model else "no model"
             outcome.records += score(job, model, test, note)
     return ids
 

@@ -98,11 +98,12 @@ def learned_extraction(
     """
     blocks = page_blocks(page)
     familiarity = model.familiarity(blocks)
+    cross_site: Extraction | None = None  # computed once at most
     if unseen is not None and familiarity < MIN_FAMILIAR_SHARE:
-        found = unseen_fallback(page, model, blocks, unseen)
-        if found.text:
+        cross_site = unseen_fallback(page, model, blocks, unseen)
+        if cross_site.text:
             reason = f"only {familiarity:.0%} of the page's text is in a layout the model knows"
-            return LearnedArticle(found, "learned+unseen", reason)
+            return LearnedArticle(cross_site, "learned+unseen", reason)
     enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
     extraction = model.extract_blocks(blocks)
     if len(extraction.text) >= enough:
@@ -112,9 +113,10 @@ def learned_extraction(
     if contained is not None and len(contained.text) >= enough:
         return LearnedArticle(contained, "learned+container", nothing)
     if unseen is not None:
-        found = unseen_fallback(page, model, blocks, unseen)
-        if found.text:
-            return LearnedArticle(found, "learned+unseen", nothing)
+        if cross_site is None:
+            cross_site = unseen_fallback(page, model, blocks, unseen)
+        if cross_site.text:
+            return LearnedArticle(cross_site, "learned+unseen", nothing)
     fallback = density_fallback(page, model, blocks)
     if fallback.text:
         return LearnedArticle(fallback, "learned+density-fallback", nothing)
