@@ -13,8 +13,9 @@ fails (each page's ``note`` says which; same folds as ``learned``).
 
 ``unseen`` is spidercrawl on a site it has no model for: a cross-site model and text
 density, page by page (:mod:`spidercrawl.extract.unseen`). ``learned`` and ``rules`` use the
-cross-site model too, where the site's model finds almost nothing. The shipped cross-site
-model has seen the dataset sites, so by default the sites are split into
+cross-site model too, on pages of a layout the site's model does not know and where it
+finds almost nothing; a site that cannot be learned is extracted as ``unseen``. The
+shipped cross-site model has seen the dataset sites, so by default the sites are split into
 ``UNSEEN_SITE_FOLDS`` folds and each fold's sites get a cross-site model trained on the
 other folds' sites only (:func:`cross_site_fold_models`); ``--models`` names one model to
 use instead.

@@ -79,7 +79,7 @@ class LearnedArticle(NamedTuple):
     """A learned site's article: the extraction, the method that made it, and why the
     model's own article was not used ("" when it was)."""
 
-    extraction: Any
+    extraction: Extraction | DensityResult
     method: str
     reason: str = ""
 

@@ -54,12 +54,12 @@ class UnseenExtractor:
     of characters times (score - bar): runs of strong paragraphs win, a comment thread that
     density likes but the SVM does not loses. The run also counts each block's relevance
     to the page's description (:func:`lcs_relevance`, times ``relevance_bonus``; the bar
-    does not, so a lead paragraph that echoes the description does not raise it): the
-    article where the SVM and density are misled (a table layout whose densest block is the
-    footer). An article cut by a box of links or a
-    fact list is more than one run: the blocks inside the seed's innermost common element
-    (``common_element``) that score above the bar join it. The seed then takes its nested
-    blocks, short gaps and continuation (:func:`article_mask`).
+    does not, so a lead paragraph that echoes the description does not raise it): it finds
+    the article where the SVM and density are misled (a table layout whose densest block
+    is the footer). An article cut by a box of links or a fact list is more than one run:
+    the blocks inside the run's innermost common element (:func:`common_element`) that
+    score above the bar join it. The seed then takes its nested blocks, short gaps and
+    continuation (:func:`article_mask`).
 
     Measured on the 1,024 pages of the 141 dataset sites with cross-site models trained on
     the other folds' sites (word F1 per page / mean of datasets): text density's region less

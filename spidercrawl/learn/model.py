@@ -300,6 +300,7 @@ class SiteModel(BaseEstimator):
         self.template_texts_ = template_texts(blocks, self.template_share)
         self.training_["template_texts"] = len(self.template_texts_)
         self.tag_paths_ = frozenset(block.path for block in blocks)
+        self.training_["tag_paths"] = len(self.tag_paths_)
         extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
         self.container_ = fit_container(blocks, extracted)
         self.fit_rules(pages, blocks, extracted)

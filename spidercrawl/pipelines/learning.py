@@ -17,10 +17,11 @@ Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.capture.fast
 cut by the model's extraction rules (``method: rules``).
 
 Template drift: of the last ``DRIFT_WINDOW`` pages of a site with a model, the pipeline
-counts those the model did not fit (the fast path gave them up, or the classifier found
-almost nothing). When that share reaches ``DRIFT_MAX_FAILURE_SHARE``, the site changed its
-template: the model in use is archived as a dated version, the fast path stops for the
-site, and a new model is learned from the recent rendered pages plus the next ones.
+counts those the model did not fit (the fast path gave them up, the page's layout is not
+one the model knows, or the classifier found almost nothing). When that share reaches
+``DRIFT_MAX_FAILURE_SHARE``, the site changed its template: the model in use is archived as
+a dated version, the fast path stops for the site, and a new model is learned from the
+recent rendered pages plus the next ones.
 
 Settings (defaults in ``spidercrawl/settings.py``): ``LEARN_ENABLED``, ``LEARN_MIN_PAGES``,
 ``LEARN_MIN_PAGES_AT_END``, ``MODELS_DIR``, ``MODEL_VERSIONS_KEPT``, ``LEARN_SIMILARITY``,
