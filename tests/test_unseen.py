@@ -25,14 +25,22 @@ def test_step_words_split_ids_classes_and_camel_case() -> None:
     assert step_words("li.a1.ok") == frozenset()  # words of 3 letters or more only
 
 
-def comment_page(seed: int) -> PageBuilder:
-    rng = random.Random(seed)
+POST = [("div", "page", ()), ("div", "", ("post", "hentry")), ("div", "", ("entry-content",))]
+
+
+def menu_and_post(rng: random.Random) -> PageBuilder:
+    """A page that opens with a menu of four links and a post's three paragraphs."""
     builder = PageBuilder()
     for name in ("News", "Sport", "Weather", "Opinion"):
         builder.add(NAV, "a", name, {}, link=True)
-    post = [("div", "page", ()), ("div", "", ("post", "hentry")), ("div", "", ("entry-content",))]
     for _ in range(3):
-        builder.add(post, "p", sentence(rng, 45), BODY)
+        builder.add(POST, "p", sentence(rng, 45), BODY)
+    return builder
+
+
+def comment_page(seed: int) -> PageBuilder:
+    rng = random.Random(seed)
+    builder = menu_and_post(rng)
     for number in range(12):
         item = ("li", f"comment-{number}", ("comment",))
         comment = [("div", "comments", ()), ("ol", "", ("commentlist",)), item]
@@ -98,18 +106,13 @@ def test_common_element_is_the_innermost_shared_parent() -> None:
 def split_post_page(seed: int) -> PageBuilder:
     """A post cut in two by a box of related links longer than a gap the article fills."""
     rng = random.Random(seed)
-    builder = PageBuilder()
-    for name in ("News", "Sport", "Weather", "Opinion"):
-        builder.add(NAV, "a", name, {}, link=True)
-    post = [("div", "page", ()), ("div", "", ("post", "hentry")), ("div", "", ("entry-content",))]
-    for _ in range(3):
-        builder.add(post, "p", sentence(rng, 45), BODY)
-    box = [*post, ("div", "", ("related",))]
+    builder = menu_and_post(rng)
+    box = [*POST, ("div", "", ("related",))]
     builder.add(box, "h3", "Related stories", {"font-size": "18px"})
     for number in range(6):
         builder.add([*box, ("ul", "", ())], "li", f"Related story number {number}", {}, link=True)
     for _ in range(3):
-        builder.add(post, "p", sentence(rng, 45), BODY)
+        builder.add(POST, "p", sentence(rng, 45), BODY)
     for name in ("About", "Contact", "Jobs"):
         builder.add([("div", "footer", ())], "a", name, {}, link=True)
     return builder

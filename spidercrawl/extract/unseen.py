@@ -13,7 +13,7 @@ from spidercrawl.extract.article import block_indices, cold_start_extraction
 from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import PARAGRAPH_CHARS, Extraction, SiteModel, article_mask
-from spidercrawl.learn.relevance import lcs_relevance
+from spidercrawl.learn.relevance import relevance_scores
 from spidercrawl.runner import PROJECT_ROOT
 
 DEFAULT_CROSS_SITE_MODEL = PROJECT_ROOT / "models" / "_cross_site"
@@ -57,7 +57,7 @@ class UnseenExtractor:
     ``tolerance``. The article's seed is the run of consecutive blocks with the largest sum
     of characters times (score - bar): runs of strong paragraphs win, a comment thread that
     density likes but the SVM does not loses. The run also counts each block's relevance
-    to the page's description (:func:`lcs_relevance`, times ``relevance_bonus``, for
+    to the page's description (LCS, :func:`relevance_scores`, times ``relevance_bonus``, for
     blocks of ``RELEVANT_CHARS`` or more; the bar does not, so a lead paragraph that echoes
     the description does not raise it): it finds the article where the SVM and density are
     misled (a table layout whose densest block is the footer). An article cut by a box of
@@ -107,11 +107,9 @@ class UnseenExtractor:
         paragraphs = [s for s, b in zip(scores, blocks, strict=True) if b.chars >= PARAGRAPH_CHARS]
         bar = float(max(paragraphs) if paragraphs else scores.max()) - self.tolerance
         description = first_description(page)
-        relevance = np.array(
-            [
-                lcs_relevance(b.text, description) if b.chars >= RELEVANT_CHARS else 0.0
-                for b in blocks
-            ]
+        relevance = relevance_scores(
+            [b.text for b in blocks],
+            [description if b.chars >= RELEVANT_CHARS else None for b in blocks],
         )
         seed = np.zeros(len(blocks), dtype=bool)
         run = best_run(blocks, scores + self.relevance_bonus * relevance - bar)
