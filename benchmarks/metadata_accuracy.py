@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from spidercrawl.evaluate.crawl import crawl_snapshot  # noqa: E402
+from spidercrawl.extract.item import article_item  # noqa: E402
 from spidercrawl.extract.metadata import SiteTitles  # noqa: E402
-from spidercrawl.pipelines.learning import article_item  # noqa: E402
 from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot, find_site_dirs  # noqa: E402

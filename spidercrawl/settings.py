@@ -7,6 +7,8 @@ with ``-s NAME=VALUE`` on the command line.
 BOT_NAME = "spidercrawl"
 SPIDER_MODULES = ["spidercrawl.spiders"]
 NEWSPIDER_MODULE = "spidercrawl.spiders"
+# Our ``crawl`` checks the spider's arguments first: one error line and exit status 2.
+COMMANDS_MODULE = "spidercrawl.commands"
 
 USER_AGENT = "spidercrawl/0.1 (+https://example.invalid/spidercrawl)"
 
@@ -27,7 +29,10 @@ DOWNLOAD_TIMEOUT = 60
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 RETRY_TIMES = 1
 
-ADDONS = {"spidercrawl.capture.browser.RenderAddon": 0}
+ADDONS = {
+    "spidercrawl.capture.browser.RenderAddon": 0,
+    "spidercrawl.articles_file.ArticlesFileAddon": 0,
+}
 DOWNLOADER_MIDDLEWARES = {
     # Before the capture middleware: it may turn a render request into a plain one.
     "spidercrawl.capture.fast_path.FastPathMiddleware": 940,
@@ -78,6 +83,7 @@ ITEM_PIPELINES = {
 LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
 LEARN_MIN_PAGES = 10  # pages of a site held before its model is learned
 LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: as unseen
+ARTICLES_ONLY = True  # home, section, tag pages are dropped, not delivered (extract/page_kind.py)
 UNSEEN_ENABLED = True  # sites without a model: cross-site model + text density (False: density)
 CROSS_SITE_MODEL_DIR = ""  # "": the cross-site model shipped in spidercrawl's models/_cross_site
 ARTICLE_HEADLINE_IN_TEXT = True  # an article's text (and HTML) starts with its headline
@@ -101,8 +107,9 @@ JSONFEED_ENABLED = True
 JSONFEED_PATH = "output/%(site)s/feed.json"  # one JSON Feed 1.1 document per site
 JSONFEED_MAX_ITEMS = 500  # newest items kept in each feed document
 
-# Where articles always go: one JSON Lines file per site, appended (-o/-O add a file to
-# this; Scrapy merges them, it does not replace it).
-FEEDS = {"output/%(site)s/articles.jsonl": {"format": "jsonlines", "encoding": "utf-8"}}
+# Where articles go when the command names no file: one JSON Lines file per site, appended,
+# articles only (spidercrawl/articles_file.py). With -o/-O FILE, items go to FILE instead;
+# "" writes no default file.
+ARTICLES_FILE = "output/%(site)s/articles.jsonl"
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"

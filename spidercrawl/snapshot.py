@@ -14,6 +14,7 @@ so a crawled URL always maps back to its page ID.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -98,11 +99,12 @@ class SiteSnapshot:
         return self.root / "gold" / f"{page_id}.txt"
 
     def page_title(self, page_id: str) -> str:
-        """The page's <title>, for the generated listings; the ID if it has none."""
+        """The page's <title> as plain text (entities decoded: the listings escape it once
+        more), for the generated listings; the ID if it has none."""
         match = _TITLE.search(self.page_bytes(page_id)[:200_000])
         if not match:
             return page_id
-        title = match.group(1).decode("utf-8", errors="replace")
+        title = html.unescape(match.group(1).decode("utf-8", errors="replace"))
         return " ".join(title.split())[:200] or page_id
 
     def extra_file(self, path: str) -> Path | None:

@@ -145,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     # Our progress at INFO; peers' own chatter (per-page parser warnings) only when it is an error.
     logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("spidercrawl").setLevel(logging.INFO)
+    # Libraries' warnings (a date parser's, a peer's) go to the log, which shows errors only,
+    # not to the terminal once per page; the worker processes inherit this.
+    logging.captureWarnings(True)
     args = parse_args(argv)
     sites = find_sites(args.dataset_dir, args.sites)
     if not sites:

@@ -23,25 +23,13 @@ from __future__ import annotations
 import difflib
 from dataclasses import asdict, dataclass
 
-import regex
 from rapidfuzz.distance import LCSseq, Levenshtein
 
-# Scripts written without spaces between words: each character is a token there.
-_UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
-_TOKEN = regex.compile(
-    rf"[{_UNSPACED_SCRIPTS}]|[^\s\p{{P}}\p{{S}}{_UNSPACED_SCRIPTS}]+", regex.VERSION1
-)
+from spidercrawl.text import tokenize
+
+__all__ = ["SPECIAL_CASES", "PageScore", "score_text", "score_tokens", "tokenize"]
 
 SPECIAL_CASES = ("retrieved_empty", "gold_empty", "both_empty", "no_overlap")
-
-
-def tokenize(text: str) -> list[str]:
-    """Case-folded words: runs of letters, marks and digits; one token per Han/kana/Thai char.
-
-    Punctuation and symbols are dropped, so "U.S." gives ``["u", "s"]`` on both sides.
-    Combining marks stay inside their word, so Bengali and Hindi words are not split.
-    """
-    return _TOKEN.findall(text.casefold())
 
 
 @dataclass(frozen=True)

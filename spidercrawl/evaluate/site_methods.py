@@ -37,10 +37,10 @@ from typing import Any
 from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.extract.html import decode_html
+from spidercrawl.extract.item import article_item
 from spidercrawl.extract.metadata import first_description
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.pipelines.learning import article_item
 from spidercrawl.snapshot import SiteSnapshot
 
 logger = logging.getLogger(__name__)

@@ -10,6 +10,7 @@ the declared language against the text.
 from __future__ import annotations
 
 import re
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,11 +20,15 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from dateutil import parser as date_parser
+from dateutil.parser import UnknownTimezoneWarning
 from rapidfuzz import fuzz
 
 EARLIEST_DATE = datetime(1990, 1, 1, tzinfo=UTC)  # no news site is older than the web
+# Chinese, Japanese and Korean titles put no spaces around separators ("标题_新闻_腾讯网").
+_CJK = "\u3040-\u9fff\uac00-\ud7af\uff01-\uff60"
 _TITLE_SEPARATORS = re.compile(
     r"\s+[|\-\u2013\u2014:\u00b7\u2022\u00bb\u00ab/]\s+|\s*::\s*|(?<=\w):\s+|\s+\|"
+    rf"|(?<=[{_CJK}])\s*[_|\uff5c\u2013\u2014-]\s*|\s*[_|\uff5c\u2013\u2014-]\s*(?=[{_CJK}])"
 )
 _GENERIC_LABELS = frozenset({"www", "com", "net", "org", "edu", "gov", "co", "news", "blogs"})
 _BYLINE_PREFIX = re.compile(r"^(by|von|par|por|di|door)\s+", re.IGNORECASE)
@@ -118,8 +123,8 @@ class SiteTitles:
                 continue
             self.titles.add(title)
             parts = title_segments(title)
-            if len(parts) > 1:
-                self.edges.update({_normalized(parts[0]), _normalized(parts[-1])})
+            if len(parts) > 1:  # any segment that recurs ("_新闻_腾讯网"); headlines do not
+                self.edges.update({_normalized(part) for part in parts})
 
     def names(self) -> set[str]:
         pages = sum(self.whole.values())
@@ -136,9 +141,17 @@ def clean_title(title: str, names: set[str]) -> str:
     title = " ".join(title.split())
     spans = _segment_spans(title)
 
+    # A segment that merely contains a short name ("新闻" in a short headline) is taken for
+    # the name only if it is not the title's longest segment, its headline.
+    headline = max(spans, key=lambda span: span[1] - span[0], default=(0, 0))
+
     def is_site(span: tuple[int, int]) -> bool:
         key = _normalized(title[span[0] : span[1]])
-        return bool(key) and any(key == n or (n in key and len(key) <= len(n) + 8) for n in names)
+        loose = span != headline
+        return bool(key) and any(
+            key == n or (n in key and len(key) <= len(n) + 8 and (loose or len(n) >= 6))
+            for n in names
+        )
 
     while len(spans) > 1 and is_site(spans[-1]):
         spans.pop()
@@ -163,6 +176,22 @@ def metadata_titles(page: Mapping[str, Any], known: Iterable[str] = ()) -> list[
     return titles
 
 
+_HOUR = 3600
+# Time-zone abbreviations common in news metadata ("Mon, 12 May 2014 10:00 EDT"), as UTC
+# offsets in seconds. dateutil knows only UTC and the machine's own zone: it would drop the
+# others and warn once per page (UnknownTimezoneWarning). Ambiguous ones (IST) are left out.
+TIMEZONE_OFFSETS = {
+    **dict.fromkeys(("UT", "UTC", "GMT", "Z", "WET"), 0),
+    "EST": -5 * _HOUR, "EDT": -4 * _HOUR, "CST": -6 * _HOUR, "CDT": -5 * _HOUR,
+    "MST": -7 * _HOUR, "MDT": -6 * _HOUR, "PST": -8 * _HOUR, "PDT": -7 * _HOUR,
+    "AKST": -9 * _HOUR, "AKDT": -8 * _HOUR, "HST": -10 * _HOUR,
+    "BST": _HOUR, "WEST": _HOUR, "CET": _HOUR, "CEST": 2 * _HOUR, "EET": 2 * _HOUR,
+    "EEST": 3 * _HOUR, "MSK": 3 * _HOUR, "SGT": 8 * _HOUR, "HKT": 8 * _HOUR,
+    "AWST": 8 * _HOUR, "JST": 9 * _HOUR, "KST": 9 * _HOUR, "ACST": int(9.5 * _HOUR),
+    "AEST": 10 * _HOUR, "AEDT": 11 * _HOUR, "NZST": 12 * _HOUR, "NZDT": 13 * _HOUR,
+}  # fmt: skip
+
+
 def parse_date(value: str) -> datetime | None:
     """A date from a metadata value, or None when it is not one, or not plausible."""
     value = value.strip()
@@ -172,7 +201,9 @@ def parse_date(value: str) -> datetime | None:
         parsed = date_parser.isoparse(value)
     except (ValueError, OverflowError):
         try:
-            parsed = date_parser.parse(value, fuzzy=False)
+            with warnings.catch_warnings():  # an unknown zone: the time is kept as local
+                warnings.simplefilter("ignore", UnknownTimezoneWarning)
+                parsed = date_parser.parse(value, fuzzy=False, tzinfos=TIMEZONE_OFFSETS)
         except (ValueError, OverflowError, TypeError):
             return None
     aware = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

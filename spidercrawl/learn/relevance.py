@@ -23,7 +23,7 @@ import numpy as np
 from rapidfuzz.distance import LCSseq
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from spidercrawl.evaluate.metrics import tokenize
+from spidercrawl.text import tokenize
 
 SIMILARITIES = ("lcs", "tfidf")
 

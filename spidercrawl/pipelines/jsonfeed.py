@@ -44,7 +44,9 @@ def feed_validator() -> Any:
     from jsonschema import Draft202012Validator
 
     text = resources.files("spidercrawl.pipelines").joinpath(SCHEMA_FILE).read_text("utf-8")
-    return Draft202012Validator(json.loads(text))
+    schema = json.loads(text)
+    Draft202012Validator.check_schema(schema)  # a broken schema would pass or fail anything
+    return Draft202012Validator(schema)
 
 
 def feed_errors(document: object) -> list[str]:
@@ -116,6 +118,7 @@ class JsonFeedPipeline:
         settings = crawler.settings
         if not settings.getbool("JSONFEED_ENABLED", True):
             raise NotConfigured("JSONFEED_ENABLED is off")
+        self.crawler = crawler
         self.path_template = settings.get("JSONFEED_PATH", "output/%(site)s/feed.json")
         self.max_items = max(1, settings.getint("JSONFEED_MAX_ITEMS", 500))
         self.items: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -144,6 +147,13 @@ class JsonFeedPipeline:
             self.items[site] = {i["id"]: i for i in kept[: self.max_items]}
         return item
 
+    def open_spider(self) -> None:
+        """The crawled site gets its feed written even when no article of it is new."""
+        site = getattr(self.crawler.spider, "site", "")
+        if site:
+            self.items.setdefault(site, {})
+            self.home_pages.setdefault(site, f"https://{site}/")
+
     def close_spider(self, spider: Spider | None = None) -> None:
         for site, items in self.items.items():
             path = self.path(site)
@@ -158,12 +168,19 @@ class JsonFeedPipeline:
             document = {
                 "version": VERSION,
                 "title": site,
-                "home_page_url": self.home_pages[site],
+                "home_page_url": self.home_pages.get(site, f"https://{site}/"),
                 "description": f"Articles of {site}, extracted by spidercrawl",
                 "items": valid[: self.max_items],
             }
+            problems = feed_errors(document)
+            if problems:  # the items were checked one by one: this would be our own bug
+                logger.error("%s: JSON Feed not written, it breaks the spec: %s", site, problems[0])
+                continue
             write_json_atomically(path, document)
-            logger.info("%s: JSON Feed with %d items written to %s", site, len(valid), path)
+            logger.info(
+                "%s: JSON Feed with %d items (%d new or changed in this crawl) written to %s",
+                site, len(document["items"]), len(items), path,
+            )  # fmt: skip
 
     @staticmethod
     def _previous_items(path: Path) -> list[dict[str, Any]]:

@@ -35,7 +35,6 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,17 +42,13 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
-from spidercrawl.extract.metadata import (
-    SiteTitles,
-    article_metadata,
-    best_title,
-    first_description,
-)
-from spidercrawl.extract.titles import headline_candidates, html_headlines, lead_with_headline
+from spidercrawl.extract.item import article_item, extract_plain
+from spidercrawl.extract.metadata import SiteTitles
+from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import page_blocks
@@ -81,50 +76,6 @@ class SiteState:
     titles: SiteTitles = field(default_factory=SiteTitles)  # learns the site's own name
 
 
-def article_item(
-    page: Mapping[str, Any],
-    extraction: Any,
-    method: str,
-    model: SiteModel | None,
-    note: str = "",
-    site_names: Iterable[str] = (),
-    headline_in_text: bool = True,
-) -> ArticleItem:
-    """The article item of one page, from whichever extraction was used; its text starts
-    with the visible headline unless ``headline_in_text`` is False."""
-    text = extraction.text if extraction is not None else ""
-    html = extraction.html if extraction is not None else ""
-    metadata = article_metadata(page, text, site_names)
-    if page.get("texts"):
-        headlines = headline_candidates(page, page_blocks(page, densities=False))
-    else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
-        headlines = html_headlines(page.get("rendered_html") or "")
-    title = best_title(metadata.titles, headlines)
-    if headline_in_text and title in headlines:
-        text, html = lead_with_headline(text, html, title)
-    return ArticleItem(
-        url=page.get("url"),
-        canonical_url=metadata.canonical_url,
-        site=page.get("site"),
-        title=title,
-        description=first_description(page),
-        authors=metadata.authors,
-        published=metadata.published,
-        modified=metadata.modified,
-        image=metadata.image,
-        text=text,
-        html=html,
-        lang=metadata.lang,
-        method=method,
-        method_note=note,
-        model_version=model.version_ if model is not None else "",
-        confidence=getattr(extraction, "confidence", 0.5 if text else 0.0),
-        word_count=len(text.split()),
-        crawled_at=page.get("crawled_at"),
-        post_of=page.get("post_of") or "",
-    )
-
-
 class SiteLearningPipeline:
     """Page items in, article items out; one model per site, learned without labels."""
 
@@ -136,6 +87,7 @@ class SiteLearningPipeline:
         self.min_pages = max(1, settings.getint("LEARN_MIN_PAGES"))
         self.min_pages_at_end = max(1, settings.getint("LEARN_MIN_PAGES_AT_END"))
         self.headline_in_text = settings.getbool("ARTICLE_HEADLINE_IN_TEXT", True)
+        self.articles_only = settings.getbool("ARTICLES_ONLY", True)
         self.store = ModelStore(
             Path(settings.get("MODELS_DIR")), settings.getint("MODEL_VERSIONS_KEPT", 5)
         )
@@ -189,6 +141,8 @@ class SiteLearningPipeline:
                     site, state.model.version_, self.store.folder(site),
                 )  # fmt: skip
         state.titles.observe(page)
+        if self.articles_only and page.get("texts"):
+            self._drop_if_not_article(page, state)
         if state.settled:
             article = self._extract(page, state)
             self._watch_drift(site, state, page, article)
@@ -202,6 +156,22 @@ class SiteLearningPipeline:
         if len(state.held) + len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, f"{len(state.held)} pages arrived")
         return await future
+
+    def _drop_if_not_article(self, page: dict[str, Any], state: SiteState) -> None:
+        """Home, section and tag pages are neither learned from nor delivered."""
+        kind = self._page_kind(page, state)
+        self.crawler.stats.inc_value(f"spidercrawl/pages/kind/{kind.kind}")
+        if kind.is_article:
+            return
+        logger.info("Not an article (%s): %s (%s)", kind.kind, page.get("url"), kind.reason)
+        raise DropItem(f"not an article ({kind.kind}): {page.get('url')}", log_level="DEBUG")
+
+    @staticmethod
+    def _page_kind(page: dict[str, Any], state: SiteState) -> PageKind:
+        """The page's kind; a learned site's own shortest articles set the bar for prose."""
+        check = getattr(getattr(state.model, "rules_", None), "check_", None) or {}
+        learned_minimum = int(check.get("min_chars") or 0) or None
+        return page_kind(page, page_blocks(page, densities=False), learned_minimum)
 
     # -- learning ---------------------------------------------------------------------------
     def _settle(self, site: str, state: SiteState, why: str) -> None:
@@ -285,7 +255,7 @@ class SiteLearningPipeline:
         if note:
             note = f"rendered: the fast path failed ({note})"
         if page.get("capture_mode") == "http":
-            extraction, method, note = _extract_plain(page, state)
+            extraction, method, note = extract_plain(page, state.model)
         elif state.model is not None:
             extraction, method, reason = learned_extraction(page, state.model, self.unseen)
             if reason:
@@ -320,22 +290,6 @@ def _unseen_extractor(settings: Any) -> UnseenExtractor | None:
             error,
         )
         return None
-
-
-def _extract_plain(page: dict[str, Any], state: SiteState) -> tuple[Any, str, str]:
-    """A page fetched plainly (fast path): the model's rules, else text density on its HTML
-    (the model changed while the page was on its way)."""
-    rules = getattr(state.model, "rules_", None)
-    if rules is not None and rules.usable:
-        extraction = rules.extract(page.get("rendered_html") or "")
-        verdict = rules.check(extraction, first_description(page))
-        if verdict.ok:
-            extraction.confidence = round(rules.precision_, 3)
-            return extraction, "rules", ""
-        why = f"fetched without a browser; the rules failed ({verdict.reason})"
-    else:
-        why = "fetched without a browser while the site's model changed"
-    return cold_start_extraction(page), "density", why
 
 
 def _only_held_items_left(crawler: Crawler, held: int) -> bool:

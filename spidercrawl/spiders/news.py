@@ -72,7 +72,7 @@ class NewsSpider(scrapy.Spider):
         super().__init__(**kwargs)
         site = site.strip().lower()
         if not site:
-            raise ValueError("the news spider needs a site: scrapy crawl news -a site=HOST")
+            raise ValueError("which site? scrapy crawl news -a site=HOST (e.g. -a site=npr.org)")
         if "://" in site:
             site = urlsplit(site).hostname or ""
         self.site = site.removeprefix("www.")
@@ -83,13 +83,23 @@ class NewsSpider(scrapy.Spider):
         self.base_host = base.hostname
         self.is_local_copy = bool(base_url) and base.hostname != site
         self.allowed_domains = [self.base_host]
-        self._args = {"max_pages": max_pages, "max_depth": max_depth, "render": render}
+        # Checked here, so that the crawl command rejects them before the engine starts;
+        # the settings' defaults fill in what is not given (from_crawler).
+        self._args = {
+            "max_pages": None if max_pages in (None, "") else _count("max_pages", max_pages, 0),
+            "max_depth": None if max_depth in (None, "") else _count("max_depth", max_depth, 0),
+            "render": render,
+        }
+        if render and render.lower() not in RENDER_MODES:
+            raise ValueError(f"-a render= takes one of {', '.join(RENDER_MODES)}, got {render!r}")
         self.max_pages = 0
         self.max_depth = 0
         self.render_mode = "articles"
         self._scheduled: set[str] = set()  # canonical URLs sent to the browser
         self._visited: set[str] = set()  # canonical URLs fetched plainly
-        self._links = LinkExtractor(allow_domains=[self.base_host], unique=True)
+        # Not ``allow_domains``: Scrapy compares it with the host *and port* of each link, so
+        # a local copy on 127.0.0.1:8000 would follow none of its own links.
+        self._links = LinkExtractor(unique=True)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> NewsSpider:
@@ -181,10 +191,17 @@ class NewsSpider(scrapy.Spider):
         if hops >= self.max_depth:
             return
         for link in self._links.extract_links(response):
+            if not self._on_site(link.url):
+                continue
             if discovery.looks_like_article_url(link.url):
                 yield from self._render(link.url, "link")
             else:
                 yield from self._visit(link.url, "link", hops=hops + 1)
+
+    def _on_site(self, url: str) -> bool:
+        """Whether a link stays on the crawled site (its host or a subdomain; any port)."""
+        host = (urlsplit(url).hostname or "").lower()
+        return host == self.base_host or host.endswith(f".{self.base_host}")
 
     def _sitemap_request(self, url: str) -> scrapy.Request:
         return scrapy.Request(url, callback=self.parse_sitemap, errback=self.on_discovery_error)

@@ -1,0 +1,74 @@
+"""Extraction without a crawl: an article item from HTML you already hold.
+
+    from spidercrawl import extract_html
+    article = extract_html(open("page.html", "rb").read(), url="https://npr.org/...")
+    article["text"], article["title"], article["published"]
+
+The item is the one a crawl delivers for a page fetched without a browser: with a site's
+model (``models/<site>/``), the model's extraction rules and their check (``method:
+rules``); without one, or where the rules fail their check, text density on the HTML
+(``method: density``, the reason in ``method_note``). The cross-site model needs the
+rendered page's blocks (geometry and CSS), which raw HTML does not have.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from w3lib.encoding import html_to_unicode
+
+from spidercrawl.capture.static import static_capture
+from spidercrawl.extract.article import cold_start_extraction
+from spidercrawl.extract.item import article_item, extract_plain
+from spidercrawl.items import ArticleItem
+from spidercrawl.learn.model import SiteModel
+
+NO_MODEL_NOTE = "no site model: text density on the raw HTML"
+
+
+def decode_html(html: str | bytes, content_type: str = "") -> str:
+    """Text of an HTML document: a byte-order mark, the HTTP ``content_type``'s charset or
+    the page's ``<meta charset>``, else a guess; undecodable bytes become U+FFFD."""
+    if isinstance(html, str):
+        return html
+    header = content_type or None
+    return html_to_unicode(header, html)[1]
+
+
+def load_site_model(model: SiteModel | str | Path | None) -> SiteModel | None:
+    """A site model, from itself or its folder (``models/<site>``)."""
+    if model is None or isinstance(model, SiteModel):
+        return model
+    return SiteModel.load(Path(model))
+
+
+def extract_html(
+    html: str | bytes,
+    url: str | None = None,
+    site_model: SiteModel | str | Path | None = None,
+    *,
+    content_type: str = "",
+    headline_in_text: bool = True,
+) -> ArticleItem:
+    """The article item of one page's HTML (bytes are decoded as a browser would).
+
+    ``url`` gives relative links, the canonical URL and dates in the path their meaning;
+    ``site_model`` is a learned :class:`SiteModel` or its folder.
+    """
+    url = url or ""
+    text = decode_html(html, content_type)
+    page = {
+        **static_capture(text, url),
+        "url": url,
+        "site": (urlsplit(url).hostname or "").removeprefix("www."),
+        "rendered_html": text,
+        "crawled_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    model = load_site_model(site_model)
+    if model is not None:
+        extraction, method, note = extract_plain(page, model)
+    else:
+        extraction, method, note = cold_start_extraction(page), "density", NO_MODEL_NOTE
+    return article_item(page, extraction, method, model, note, (), headline_in_text)

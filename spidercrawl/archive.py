@@ -1,0 +1,137 @@
+"""Pages from files people already hold: HTML files and WARC archives.
+
+``read_pages(path)`` yields one :class:`ArchivedPage` per HTML document: the file itself,
+or each HTML ``response`` (or ``resource``) record of a WARC (``.warc``, ``.warc.gz``),
+read with warcio. What cannot be read is yielded as a :class:`ReadError` with where and
+why, and reading goes on:
+
+- records that are not HTML (images, scripts, DNS, ``request`` and ``metadata`` records)
+  are skipped and counted, not reported one by one;
+- a truncated record or a damaged gzip member ends warcio's pass over the file; for a
+  gzipped WARC, whose records are gzip members of their own, reading resumes at the next
+  member (the next gzip header after the damage), so one bad record costs only itself.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
+GZIP_MAGIC = b"\x1f\x8b\x08"
+_SCAN_CHUNK = 1 << 20
+_READ_ERRORS = (ArchiveLoadFailed, zlib.error, EOFError, OSError, ValueError, KeyError)
+
+
+@dataclass(frozen=True)
+class ArchivedPage:
+    """One HTML document and where it came from."""
+
+    url: str
+    body: bytes
+    content_type: str  # the HTTP header, with its charset if it had one
+    source: str  # "FILE" or "FILE@OFFSET" for a WARC record
+
+
+@dataclass(frozen=True)
+class ReadError:
+    """A record or file that could not be read, and why."""
+
+    source: str
+    reason: str
+
+
+@dataclass
+class ReadCounts:
+    """What a pass over the inputs met besides pages."""
+
+    skipped: int = 0  # records that are not HTML
+    errors: int = 0
+
+
+def is_warc(path: Path) -> bool:
+    return path.name.lower().endswith(WARC_SUFFIXES)
+
+
+def read_pages(path: Path, counts: ReadCounts | None = None) -> Iterator[ArchivedPage | ReadError]:
+    """The HTML pages in ``path`` (an HTML file or a WARC archive)."""
+    counts = counts if counts is not None else ReadCounts()
+    if not is_warc(path):
+        try:
+            body = path.read_bytes()
+        except OSError as error:
+            counts.errors += 1
+            yield ReadError(str(path), f"unreadable: {error}")
+            return
+        yield ArchivedPage(path.resolve().as_uri(), body, "", str(path))
+        return
+    yield from _warc_pages(path, counts)
+
+
+def _warc_pages(path: Path, counts: ReadCounts) -> Iterator[ArchivedPage | ReadError]:
+    gzipped = path.name.lower().endswith(".gz")
+    start = 0
+    with path.open("rb") as file:
+        while True:
+            file.seek(start)
+            records = ArchiveIterator(file)
+            try:
+                for record in records:
+                    page = _html_page(record, f"{path}@{records.offset}")
+                    if page is None:
+                        counts.skipped += 1
+                    else:
+                        yield page
+                return
+            except _READ_ERRORS as error:
+                # warcio's offset: the start of the record it failed on (absolute)
+                offset = max(start, getattr(records, "offset", start))
+                counts.errors += 1
+                yield ReadError(f"{path}@{offset}", _printable(f"{type(error).__name__}: {error}"))
+                if not gzipped:
+                    return  # a plain WARC has no marks to resume at
+                start = _next_gzip_member(file, offset + 1)
+                if start < 0:
+                    return
+
+
+def _printable(message: str, limit: int = 160) -> str:
+    """An error message fit for one log line (warcio quotes the damaged bytes)."""
+    return "".join(c if c.isprintable() else "?" for c in message[:limit])
+
+
+def _html_page(record: object, source: str) -> ArchivedPage | None:
+    """The record as a page, or None when it is not an HTML response."""
+    if record.rec_type not in ("response", "resource"):  # type: ignore[attr-defined]
+        return None
+    headers = record.http_headers  # type: ignore[attr-defined]
+    if headers is not None:
+        content_type = headers.get_header("Content-Type") or ""
+    else:
+        content_type = record.rec_headers.get_header("Content-Type") or ""  # type: ignore[attr-defined]
+    if content_type.split(";")[0].strip().lower() not in HTML_TYPES:
+        return None
+    url = record.rec_headers.get_header("WARC-Target-URI") or ""  # type: ignore[attr-defined]
+    body = record.content_stream().read()  # type: ignore[attr-defined]
+    return ArchivedPage(url, body, content_type, source)
+
+
+def _next_gzip_member(file: object, position: int) -> int:
+    """Offset of the next gzip header at or after ``position``; -1 if there is none."""
+    file.seek(position)  # type: ignore[attr-defined]
+    carry = b""
+    base = position
+    while chunk := file.read(_SCAN_CHUNK):  # type: ignore[attr-defined]
+        data = carry + chunk
+        found = data.find(GZIP_MAGIC)
+        if found >= 0:
+            return base - len(carry) + found
+        carry = data[-(len(GZIP_MAGIC) - 1) :]
+        base += len(chunk)
+    return -1

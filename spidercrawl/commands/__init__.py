@@ -1,0 +1,1 @@
+"""spidercrawl's versions of Scrapy commands (``COMMANDS_MODULE``)."""

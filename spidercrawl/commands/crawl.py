@@ -1,0 +1,31 @@
+"""``scrapy crawl``, with the spider's arguments checked before anything starts.
+
+Scrapy creates the spider inside the running reactor, so a wrong argument (no ``-a site``,
+``-a max_pages=ten``) surfaced as an asyncio "Task exception was never retrieved"
+traceback around the message. Here the arguments are checked first: a wrong one prints a
+single line, ``scrapy crawl news: error: ...``, and the command exits with status 2, as
+command-line tools do for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+
+from spidercrawl.spiders.news import NewsSpider
+
+USAGE_ERROR = 2
+
+
+class Command(ScrapyCrawlCommand):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args and args[0] == NewsSpider.name:
+            try:
+                NewsSpider(**opts.spargs)
+            except (TypeError, ValueError) as error:
+                sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {error}\n")
+                self.exitcode = USAGE_ERROR
+                return
+        super().run(args, opts)

@@ -1,0 +1,78 @@
+"""The article item of a page: extraction plus metadata, title and headline.
+
+Shared by the crawl's pipeline and by extraction without a crawl (:mod:`spidercrawl.api`),
+so that both deliver the same item for the same page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from spidercrawl.extract.article import cold_start_extraction
+from spidercrawl.extract.metadata import article_metadata, best_title, first_description
+from spidercrawl.extract.titles import headline_candidates, html_headlines, lead_with_headline
+from spidercrawl.items import ArticleItem
+from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.model import SiteModel
+from spidercrawl.text import word_count
+
+
+def article_item(
+    page: Mapping[str, Any],
+    extraction: Any,
+    method: str,
+    model: SiteModel | None,
+    note: str = "",
+    site_names: Iterable[str] = (),
+    headline_in_text: bool = True,
+) -> ArticleItem:
+    """The article item of one page, from whichever extraction was used; its text starts
+    with the visible headline unless ``headline_in_text`` is False."""
+    text = extraction.text if extraction is not None else ""
+    html = extraction.html if extraction is not None else ""
+    metadata = article_metadata(page, text, site_names)
+    if page.get("texts"):
+        headlines = headline_candidates(page, page_blocks(page, densities=False))
+    else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
+        headlines = html_headlines(page.get("rendered_html") or "")
+    title = best_title(metadata.titles, headlines)
+    if headline_in_text and title in headlines:
+        text, html = lead_with_headline(text, html, title)
+    return ArticleItem(
+        url=page.get("url"),
+        canonical_url=metadata.canonical_url,
+        site=page.get("site"),
+        title=title,
+        description=first_description(page),
+        authors=metadata.authors,
+        published=metadata.published,
+        modified=metadata.modified,
+        image=metadata.image,
+        text=text,
+        html=html,
+        lang=metadata.lang,
+        method=method,
+        method_note=note,
+        model_version=model.version_ if model is not None else "",
+        confidence=getattr(extraction, "confidence", 0.5 if text else 0.0),
+        word_count=word_count(text),
+        crawled_at=page.get("crawled_at"),
+        post_of=page.get("post_of") or "",
+    )
+
+
+def extract_plain(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str, str]:
+    """A page fetched plainly (fast path): the model's rules, else text density on its HTML
+    (the model changed while the page was on its way)."""
+    rules = getattr(model, "rules_", None)
+    if rules is not None and rules.usable:
+        extraction = rules.extract(page.get("rendered_html") or "")
+        verdict = rules.check(extraction, first_description(page))
+        if verdict.ok:
+            extraction.confidence = round(rules.precision_, 3)
+            return extraction, "rules", ""
+        why = f"fetched without a browser; the rules failed ({verdict.reason})"
+    else:
+        why = "fetched without a browser, and the site model has no usable rules"
+    return cold_start_extraction(page), "density", why
