@@ -77,3 +77,9 @@ def test_each_post_of_a_front_page_becomes_an_article(crawled) -> None:
         assert not any(f"about the {other}" in post["text"] for other in others)
         assert "Archives" not in post["text"]
     assert "holds 3 posts" in crawled.log
+
+
+def test_the_generated_home_page_is_not_an_article(crawled) -> None:
+    # render=all renders the server's home page too (a list of links): a listing, dropped.
+    assert all(item.get("post_of") for item in crawled.items), [i["url"] for i in crawled.items]
+    assert "Not an article (" in crawled.log
