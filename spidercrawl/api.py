@@ -20,12 +20,9 @@ from urllib.parse import urlsplit
 from w3lib.encoding import html_to_unicode
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.extract.article import cold_start_extraction
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
-
-NO_MODEL_NOTE = "no site model: text density on the raw HTML"
 
 
 def decode_html(html: str | bytes, content_type: str = "") -> str:
@@ -67,8 +64,5 @@ def extract_html(
         "crawled_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     model = load_site_model(site_model)
-    if model is not None:
-        extraction, method, note = extract_plain(page, model)
-    else:
-        extraction, method, note = cold_start_extraction(page), "density", NO_MODEL_NOTE
+    extraction, method, note = extract_plain(page, model)
     return article_item(page, extraction, method, model, note, (), headline_in_text)

@@ -15,10 +15,11 @@ fails (each page's ``note`` says which; same folds as ``learned``).
 density, page by page (:mod:`spidercrawl.extract.unseen`). ``learned`` and ``rules`` use the
 cross-site model too, on pages of a layout the site's model does not know and where it
 finds almost nothing; a site that cannot be learned is extracted as ``unseen``. The
-shipped cross-site model has seen the dataset sites, so by default the sites are split into
-``UNSEEN_SITE_FOLDS`` folds and each fold's sites get a cross-site model trained on the
-other folds' sites only (:func:`cross_site_fold_models`); ``--models`` names one model to
-use instead.
+shipped cross-site model has seen the dataset sites, so by default each site gets a
+cross-site model that never saw it (:func:`cross_site_fold_models`): over a folder of
+several datasets, one model per held-out dataset, trained on the other datasets (leave one
+dataset out); over one dataset, ``UNSEEN_SITE_FOLDS`` seeded folds of its sites.
+``--models`` names one model to use instead.
 
 Sites are independent, so they run in parallel worker processes.
 """
@@ -274,23 +275,41 @@ def _train_fold(task: tuple[dict[str, Any], str]) -> str:
     return folder
 
 
+def _site_folds(jobs: Sequence[SiteJob], folds: int) -> dict[str, int]:
+    """Site key -> fold: whole datasets when there are several (leave one dataset out),
+    else seeded folds of sites."""
+    datasets = sorted({job.dataset for job in jobs})
+    if len(datasets) >= 2:
+        return {job.site_key: datasets.index(job.dataset) for job in jobs}
+    order = _shuffled([job.site_key for job in jobs])
+    folds = min(folds, len(order))
+    return {key: position % folds for position, key in enumerate(order)}
+
+
 def cross_site_fold_models(
     jobs: Sequence[SiteJob], out_dir: Path, pool: Any, folds: int = UNSEEN_SITE_FOLDS
 ) -> dict[str, str]:
     """Held-out sites for ``unseen``: label every site with its own model, split the sites
-    into seeded folds, and train one cross-site model per fold on the other folds' sites.
+    into folds, and train one cross-site model per fold on the other folds' sites only.
 
-    Returns each site's model folder (under ``out_dir``); empty with fewer than two sites,
-    where nothing is held out (the shipped model is used then)."""
+    With several datasets a fold is a whole dataset (leave one dataset out), and a host
+    that the held-out dataset also has (the same site years apart) is left out of its
+    training; with one dataset the folds are seeded folds of its sites. Returns each site's
+    model folder (under ``out_dir``); empty with fewer than two sites, where nothing is
+    held out (the shipped model is used then)."""
     if len(jobs) < 2:
         return {}
     labels = dict(pool.map(_label_site, jobs))
-    order = _shuffled([job.site_key for job in jobs])
-    folds = min(folds, len(order))
-    fold_of = {key: position % folds for position, key in enumerate(order)}
+    fold_of = _site_folds(jobs, folds)
+    host_of = {job.site_key: job.site for job in jobs}
     tasks = []
-    for fold in range(folds):
-        training = {k: v for k, v in labels.items() if v is not None and fold_of[k] != fold}
+    for fold in sorted(set(fold_of.values())):
+        held_hosts = {host_of[k] for k, f in fold_of.items() if f == fold}
+        training = {
+            k: v
+            for k, v in labels.items()
+            if v is not None and fold_of[k] != fold and host_of[k] not in held_hosts
+        }
         tasks.append((training, str(out_dir / f"fold-{fold + 1}")))
     if any(not training for training, _ in tasks):
         logger.warning("unseen: too few learnable sites for held-out folds; shipped model")

@@ -73,6 +73,8 @@ def extract_plain(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any
             extraction.confidence = round(rules.precision_, 3)
             return extraction, "rules", ""
         why = f"fetched without a browser; the rules failed ({verdict.reason})"
+    elif model is None:
+        why = "no site model: text density on the raw HTML"
     else:
         why = "fetched without a browser, and the site model has no usable rules"
     return cold_start_extraction(page), "density", why

@@ -225,8 +225,8 @@ class SiteLearningPipeline:
         self, site: str, state: SiteState, page: dict[str, Any], article: ArticleItem
     ) -> None:
         """Record whether the model fitted this page; learn anew when it keeps failing."""
-        if state.model is None:
-            return
+        if state.model is None or page.get("render_failed"):
+            return  # a page the browser failed on says nothing of the template
         fitted = article["method"] in ("rules", "learned") and not page.get("fast_path_rejected")
         state.fits.append(fitted)
         if not fitted and page.get("texts"):
@@ -256,6 +256,8 @@ class SiteLearningPipeline:
             note = f"rendered: the fast path failed ({note})"
         if page.get("capture_mode") == "http":
             extraction, method, note = extract_plain(page, state.model)
+            if page.get("render_failed"):
+                note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
         elif state.model is not None:
             extraction, method, reason = learned_extraction(page, state.model, self.unseen)
             if reason:

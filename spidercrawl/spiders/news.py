@@ -47,6 +47,7 @@ from w3lib.url import canonicalize_url
 
 from spidercrawl import discovery
 from spidercrawl.capture.page_item import build_page_item
+from spidercrawl.capture.static import static_capture
 from spidercrawl.items import PageItem
 
 logger = logging.getLogger(__name__)
@@ -245,9 +246,15 @@ class NewsSpider(scrapy.Spider):
         if content_type and content_type not in HTML_CONTENT_TYPES:
             self._count_failure(response.url, f"not an HTML page: {content_type}")
             return
-        if capture is None or not isinstance(response, TextResponse):
-            reason = response.meta.get("capture_error") or "not an HTML page"
-            self._count_failure(response.url, reason)
+        if not isinstance(response, TextResponse):
+            self._count_failure(response.url, "not an HTML page")
+            return
+        if capture is None:
+            reason = response.meta.get("capture_error") or "the capture script returned nothing"
+            if "download" in reason:
+                self._count_failure(response.url, reason)
+                return
+            yield from self._from_raw_html(response, reason)  # the browser's DOM, unmeasured
             return
         item = build_page_item(
             response,
@@ -278,12 +285,56 @@ class NewsSpider(scrapy.Spider):
         # Related-article links lead to more articles; other links go one level at most.
         yield from self._follow_links(response, hops=max(self.max_depth - 1, 0))
 
-    def on_render_error(self, failure: Failure) -> None:
+    def _from_raw_html(self, response: Response, reason: str) -> Iterator[PageItem]:
+        """A page item from the HTML alone (no blocks), so that a page the browser could
+        not capture still gives its article: the site's rules or text density cut it."""
+        self.crawler.stats.inc_value("spidercrawl/pages/raw_fallback")
+        logger.warning("Rendering failed: %s (%s); extracting from its HTML", response.url, reason)
+        item = build_page_item(
+            response,
+            static_capture(response.text, response.url),
+            site=self.site,
+            discovered_by=response.meta.get("discovered_by", "link"),
+            keep_html=True,
+        )
+        item["render_failed"] = reason
+        yield item
+
+    def parse_raw(self, response: Response) -> Iterator[PageItem]:
+        """A page fetched plainly after the browser failed on it."""
+        reason = response.meta.get("render_failed", "the browser failed")
+        content_type = _content_type(response)
+        if not isinstance(response, TextResponse) or (
+            content_type and content_type not in HTML_CONTENT_TYPES
+        ):
+            self._count_failure(response.url, f"{reason}; and not an HTML page plainly")
+            return
+        yield from self._from_raw_html(response, reason)
+
+    def on_render_error(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """An HTTP error fails the page; a browser failure (timeout, crash) fetches it
+        plainly once, to extract it from its raw HTML."""
         request = failure.request  # type: ignore[attr-defined]
         if failure.check(IgnoreRequest) and not failure.check(HttpError):
             logger.debug("Not rendered (ignored): %s", request.url)  # robots.txt, offsite
             return
-        self._count_failure(request.url, _describe_failure(failure))
+        reason = _describe_failure(failure)
+        if failure.check(HttpError) or request.meta.get("render_failed"):
+            self._count_failure(request.url, reason)
+            return
+        yield scrapy.Request(
+            request.url,
+            callback=self.parse_raw,
+            errback=self.on_raw_error,
+            meta={"render_failed": reason, "discovered_by": request.meta.get("discovered_by")},
+            dont_filter=True,
+            priority=5,
+        )
+
+    def on_raw_error(self, failure: Failure) -> None:
+        request = failure.request  # type: ignore[attr-defined]
+        reason = f"{request.meta.get('render_failed')}; plainly: {_describe_failure(failure)}"
+        self._count_failure(request.url, reason)
 
     def on_discovery_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
@@ -299,12 +350,15 @@ class NewsSpider(scrapy.Spider):
         stats = self.crawler.stats
         rendered, fast = _pages_done(stats)
         failed = stats.get_value("spidercrawl/pages/failed", 0)
+        raw = stats.get_value("spidercrawl/pages/raw_fallback", 0)
         logger.info(
-            "%s: %d pages rendered, %d by the fast path, %d failed, %d scheduled (%s)",
+            "%s: %d pages rendered, %d by the fast path, %d failed, %d from raw HTML (the "
+            "browser failed), %d scheduled (%s)",
             self.site,
             rendered,
             fast,
             failed,
+            raw,
             len(self._scheduled),
             reason,
         )

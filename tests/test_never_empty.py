@@ -1,0 +1,88 @@
+"""A page the browser fails on still gives its article, from its raw HTML (issue 18).
+
+A real HTTP server whose article pages load a script that never arrives in time, so
+Chromium's navigation times out; the spider then fetches the page plainly and the article
+comes from the raw HTML (text density), with the reason in the log and the stats.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.conftest import run_crawl
+
+pytestmark = pytest.mark.browser
+HOST = "slowscript.example"
+ARTICLE = "/news/2024/05/the-lighthouse-keeper-retires-after-forty-years.html"
+
+
+def article_html() -> bytes:
+    paragraphs = "".join(
+        f"<p>Paragraph {n}: the lighthouse keeper climbed the hundred and twelve steps every "
+        "evening for forty years, and on Friday the town thanked him with a brass band.</p>"
+        for n in range(6)
+    )
+    return (
+        "<html><head><title>The lighthouse keeper retires</title>"
+        "<script src='/slow.js'></script></head><body><nav><a href='/'>Home</a></nav>"
+        f"<h1>The lighthouse keeper retires</h1><article>{paragraphs}</article>"
+        "<footer>The Slow Script Gazette</footer></body></html>"
+    ).encode()
+
+
+class SlowScriptHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path == "/slow.js":
+            time.sleep(8)  # longer than the crawl's RENDER_TIMEOUT
+            body, kind = b"//", "application/javascript"
+        elif self.path == "/":
+            body, kind = f"<html><body><a href='{ARTICLE}'>Keeper</a></body></html>".encode(), ""
+        elif self.path == ARTICLE:
+            body, kind = article_html(), ""
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", kind or "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def slow_site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowScriptHandler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_page_the_browser_fails_on_comes_from_its_raw_html(slow_site, tmp_path) -> None:
+    result = run_crawl(
+        HOST,
+        slow_site,
+        tmp_path / "articles.jsonl",
+        "-s", "RENDER_TIMEOUT=2", "-s", "RETRY_TIMES=0", "-s", f"MODELS_DIR={tmp_path / 'm'}",
+        pages=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    assert [item["url"].endswith(ARTICLE) for item in result.items] == [True]
+    article = result.items[0]
+    assert "Paragraph 5: the lighthouse keeper" in article["text"]
+    assert article["method"] == "density"
+    assert "Rendering failed: " in result.log and "extracting from its HTML" in result.log
+    assert "1 from raw HTML (the browser failed)" in result.log
+    assert article["method_note"].startswith("the browser failed (")
