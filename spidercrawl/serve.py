@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
-from spidercrawl.snapshot import SiteSnapshot, find_site_dirs
+from spidercrawl.snapshot import SiteSnapshot, find_site_dirs, route_path
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
     def _respond(self, send_body: bool) -> None:
         snapshot = self.server.snapshot
         parts = urlsplit(self.path)
-        path = parts.path + ("?" + parts.query if parts.query else "")
+        path = route_path(parts.path + ("?" + parts.query if parts.query else ""))
         self.server.hits[path] += 1
         page_id = snapshot.routes.get(path)
         extra = snapshot.extra_file(parts.path)

@@ -36,6 +36,8 @@ ADDONS = {
 DOWNLOADER_MIDDLEWARES = {
     # Before the capture middleware: it may turn a render request into a plain one.
     "spidercrawl.capture.fast_path.FastPathMiddleware": 940,
+    # After the fast path: pages still bound for the browser get their raw HTML first.
+    "spidercrawl.capture.raw_html.RawHtmlMiddleware": 945,
     "spidercrawl.capture.middleware.BlockCaptureMiddleware": 950,
 }
 
@@ -68,6 +70,7 @@ RENDER_SCHEMES = ["https"]  # the spider sets this to its site's scheme
 CAPTURE_MAX_BLOCK_HTML = 65536  # characters of innerHTML kept per block
 CAPTURE_MAX_BLOCKS = 5000  # blocks kept per page (real article pages have 30-500)
 CAPTURE_KEEP_HTML = True  # keep the rendered DOM in the page item (text density, rules)
+CAPTURE_RAW_HTML = True  # keep the raw HTML too (a plain fetch before the render; peers read it)
 
 # --- The news spider -------------------------------------------------------------------
 NEWS_MAX_PAGES = 0  # pages to render; 0 means no limit (``-a max_pages=N``)
@@ -85,6 +88,7 @@ LEARN_MIN_PAGES = 10  # pages of a site held before its model is learned
 LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: as unseen
 ARTICLES_ONLY = True  # home, section, tag pages are dropped, not delivered (extract/page_kind.py)
 UNSEEN_ENABLED = True  # sites without a model: cross-site model + text density (False: density)
+UNSEEN_CONSENSUS = True  # ... and trafilatura + readability on the raw HTML: their medoid
 CROSS_SITE_MODEL_DIR = ""  # "": the cross-site model shipped in spidercrawl's models/_cross_site
 ARTICLE_HEADLINE_IN_TEXT = True  # an article's text (and HTML) starts with its headline
 MODELS_DIR = "models"  # one folder per site: models/<site>/model.joblib + model.json

@@ -26,6 +26,13 @@ RESERVED_PATHS = {"/", "/robots.txt", "/sitemap.xml", "/feed.xml"}
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 
 
+def route_path(path: str) -> str:
+    """A local path as the server matches it: one leading slash. Python's HTTP server turns
+    "//section/story" into "/section/story" (against open redirects), and some original
+    URLs have the double slash ("http://www.newstatesman.com//politics/...")."""
+    return "/" + path.lstrip("/") if path.startswith("/") else path
+
+
 def is_site_dir(path: Path) -> bool:
     return (path / "pages").is_dir()
 
@@ -76,7 +83,7 @@ class SiteSnapshot:
         wanted: dict[str, list[str]] = {}
         for page_id in self.page_ids:
             parts = urlsplit(self.original_urls.get(page_id, ""))
-            path = parts.path or ""
+            path = route_path(parts.path or "")
             if parts.query:
                 path += "?" + parts.query
             wanted.setdefault(path, []).append(page_id)

@@ -171,3 +171,15 @@ def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_pa
     assert re.search(r"Page failed: \S+/files/doc.pdf \(", log)
     assert re.search(r"'spidercrawl/pages/failed': 4,", log)
     assert "Traceback" not in log
+
+
+def test_rendered_pages_keep_their_raw_html(demo_crawl) -> None:
+    """The peers of the consensus read the HTML the server sent, not the browser's DOM."""
+    result, hits = demo_crawl
+    snapshot = SiteSnapshot(DEMO_SITE)
+    by_path = {re.sub(r"^http://[^/]+", "", i["url"]): i for i in result.items}
+    for page_id, path in snapshot.path_of.items():
+        item = by_path[path]
+        assert item["raw_html"] == snapshot.page_bytes(page_id).decode("utf-8")
+        assert item["rendered_html"] != item["raw_html"]  # the DOM has the capture's marks
+        assert hits[path] == 2  # a plain fetch for the raw HTML, then the browser

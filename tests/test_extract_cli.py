@@ -167,3 +167,13 @@ def test_the_local_server_escapes_titles_once(tmp_path) -> None:
 def test_extract_html_takes_bad_input(html: bytes) -> None:
     article = spidercrawl.extract_html(html, url="https://x.example/a")
     assert article["method"] == "density"
+
+
+def test_the_local_server_serves_paths_that_start_with_two_slashes(tmp_path) -> None:
+    site = tmp_path / "slashes.example"
+    (site / "pages").mkdir(parents=True)
+    (site / "pages" / "a.html").write_text("<html><body><p>Found.</p></body></html>")
+    (site / "index.tsv").write_text("a\thttp://www.slashes.example//politics/2012/11/story\n")
+    with serving(site) as server:
+        body = urllib.request.urlopen(server.base_url + "/politics/2012/11/story", timeout=10)
+        assert b"Found." in body.read()

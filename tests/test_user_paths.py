@@ -119,14 +119,15 @@ def crawl_without_output_option(base_url: str, tmp: Path, *settings: str) -> tup
 
 
 def test_links_are_followed_on_a_host_with_a_port(http_server, tmp_path) -> None:
-    default_file = PROJECT_ROOT / "output" / HOST / "articles.jsonl"
+    site_output = PROJECT_ROOT / "output" / HOST
     result = run_crawl(HOST, http_server, tmp_path / "pages.jsonl")
     assert result.returncode == 0, result.log[-3000:]
     paths = sorted(item["url"].removeprefix(http_server.rstrip("/")) for item in result.items)
     assert paths == sorted(ARTICLES)  # found by links alone: no sitemap, no feed here
     assert {item["discovered_by"] for item in result.items} == {"link"}
-    # -O names where the items go: the default articles file is not written besides.
-    assert not default_file.exists()
+    # -O names where the items go: the default articles file is not written besides, and a
+    # crawl of page items writes no feed either (nothing into the project's folder).
+    assert not site_output.exists()
 
 
 @pytest.fixture(scope="module")

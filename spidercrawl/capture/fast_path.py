@@ -103,7 +103,7 @@ class FastPathMiddleware:
         if not verdict.ok:
             stats.inc_value("spidercrawl/fast_path/rejected")
             logger.info("%s: rendering %s instead (%s)", site, response.url, verdict.reason)
-            return _to_browser(request, verdict.reason)
+            return _to_browser(request, verdict.reason, response.text)
         stats.inc_value("spidercrawl/fast_path/accepted")
         request.meta["capture"] = capture
         return response
@@ -114,8 +114,11 @@ def _usable_rules(model: SiteModel | None) -> ExtractionRules | None:
     return rules if rules is not None and rules.usable else None
 
 
-def _to_browser(request: Request, reason: str) -> Request:
-    """The same request, now for the browser, remembering why the fast path gave it up."""
+def _to_browser(request: Request, reason: str, raw_html: str | None = None) -> Request:
+    """The same request, now for the browser, remembering why the fast path gave it up (and
+    the raw HTML it fetched, so that the page is not fetched plainly twice)."""
     meta: dict[str, Any] = {**request.meta, "render": True, "fast_path_rejected": reason}
+    if raw_html is not None:
+        meta["raw_html"] = raw_html
     meta.pop("fast_path", None)
     return request.replace(meta=meta, dont_filter=True)

@@ -52,4 +52,6 @@ def build_page_item(
     if response.meta.get("fast_path_rejected"):
         item["fast_path_rejected"] = response.meta["fast_path_rejected"]
     item["rendered_html"] = response.text if keep_html else ""
+    if keep_html and response.meta.get("raw_html"):
+        item["raw_html"] = response.meta["raw_html"]
     return item

@@ -36,6 +36,7 @@ from spidercrawl.evaluate.runner import (
 )
 from spidercrawl.evaluate.site_methods import (
     SiteJob,
+    choose_unseen_bonus,
     cross_site_fold_models,
     merge_curves,
     run_site_job,
@@ -141,6 +142,13 @@ def run_site_method(
     return result
 
 
+def _model_note(args: argparse.Namespace) -> str:
+    """Which cross-site models ``unseen`` used: one given, or per held-out dataset/fold."""
+    if args.models:
+        return f"one model for every site: {args.models}"
+    return "a cross-site model per held-out dataset (one dataset: per fold of sites)"
+
+
 def main(argv: list[str] | None = None) -> int:
     # Our progress at INFO; peers' own chatter (per-page parser warnings) only when it is an error.
     logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(levelname)s %(message)s")
@@ -171,7 +179,15 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             method_started = time.monotonic()
             outcome = run_site_method(method, sites, args, fold_models)
-            records.extend(outcome.pop("records"))
+            method_records = outcome.pop("records")
+            if method == "unseen":  # the consensus's constant, chosen without the dataset
+                method_records, choice = choose_unseen_bonus(method_records)
+                extra["protocol"] = {"unseen": {"own_bonus": choice, "models": _model_note(args)}}
+                for dataset, chosen in choice.items():
+                    on = ", ".join(chosen["chosen_on"]) or "-"
+                    logger.info("unseen on %s: own_bonus %s (chosen on %s)", dataset,
+                                chosen["own_bonus"], on)  # fmt: skip
+            records.extend(method_records)
             extra.update(outcome)
             logger.info("%s done in %.1f s", method, time.monotonic() - method_started)
             continue

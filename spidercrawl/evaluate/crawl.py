@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from spidercrawl.runner import PROJECT_ROOT, crawl_command, read_jsonl
 from spidercrawl.serve import serving
-from spidercrawl.snapshot import SiteSnapshot
+from spidercrawl.snapshot import SiteSnapshot, route_path
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ CRAWL_TIMEOUT_S = 1800
 
 def _local_path(url: str) -> str:
     parts = urlsplit(url)
-    return parts.path + (f"?{parts.query}" if parts.query else "")
+    return route_path(parts.path) + (f"?{parts.query}" if parts.query else "")
 
 
 def crawl_snapshot(snapshot: SiteSnapshot, out: Path) -> dict[str, dict[str, Any]]:

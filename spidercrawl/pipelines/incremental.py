@@ -86,6 +86,8 @@ class IncrementalPipeline:
         settings = crawler.settings
         if not settings.getbool("INCREMENTAL_ENABLED", True):
             raise NotConfigured("INCREMENTAL_ENABLED is off: every article is delivered")
+        if not settings.getbool("LEARN_ENABLED", True):
+            raise NotConfigured("LEARN_ENABLED is off: page items, no articles to remember")
         self.crawler = crawler
         self.state_dir = Path(settings.get("STATE_DIR", "state"))
         self.save_every = max(1, settings.getint("INCREMENTAL_SAVE_EVERY", 50))

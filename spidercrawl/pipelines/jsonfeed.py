@@ -118,6 +118,8 @@ class JsonFeedPipeline:
         settings = crawler.settings
         if not settings.getbool("JSONFEED_ENABLED", True):
             raise NotConfigured("JSONFEED_ENABLED is off")
+        if not settings.getbool("LEARN_ENABLED", True):
+            raise NotConfigured("LEARN_ENABLED is off: page items, no articles to feed")
         self.crawler = crawler
         self.path_template = settings.get("JSONFEED_PATH", "output/%(site)s/feed.json")
         self.max_items = max(1, settings.getint("JSONFEED_MAX_ITEMS", 500))

@@ -46,6 +46,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
+from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.extract.metadata import SiteTitles
 from spidercrawl.extract.page_kind import PageKind, page_kind
@@ -101,6 +102,11 @@ class SiteLearningPipeline:
             "random_state": settings.getint("LEARN_SEED"),
         }
         self.unseen = _unseen_extractor(settings) if settings.getbool("UNSEEN_ENABLED") else None
+        self.consensus = (
+            ConsensusExtractor(self.unseen)
+            if self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS", True)
+            else None
+        )
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
 
@@ -266,12 +272,20 @@ class SiteLearningPipeline:
                     "learned+unseen": "the cross-site model and text density",
                 }.get(method, "text density")
                 note = "; ".join(filter(None, [note, f"{reason}; {instead} instead"]))
+        elif self.consensus is not None:
+            extraction, how = self.consensus.extract(page)
+            method, note = "unseen", "; ".join(filter(None, [state.fallback_reason, how]))
         elif self.unseen is not None:
             extraction, method, note = self.unseen.extract(page), "unseen", state.fallback_reason
         else:
             extraction, method, note = cold_start_extraction(page), "density", state.fallback_reason
             if not extraction.text and extraction.reason:
                 note = f"{note}; {extraction.reason}" if note else extraction.reason
+        if not extraction.text and method != "density":  # never empty where density finds text
+            fallback = cold_start_extraction(page)
+            if fallback.text:
+                note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
+                extraction, method = fallback, "density"
         stats.inc_value(f"spidercrawl/articles/{method}")
         if not extraction.text:
             stats.inc_value("spidercrawl/articles/empty")

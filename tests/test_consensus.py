@@ -1,0 +1,90 @@
+"""Sites never seen: the medoid of our blocks' article and the peers' (real trafilatura and
+readability-lxml on real HTML, the shipped cross-site model), and the evaluation's
+leave-one-dataset-out choice of its constant."""
+
+from __future__ import annotations
+
+import random
+
+from spidercrawl.evaluate.runner import PageRecord
+from spidercrawl.evaluate.site_methods import (
+    UNSEEN_BONUS_GRID,
+    choose_unseen_bonus,
+    unseen_variant,
+)
+from spidercrawl.extract.consensus import OWN, ConsensusExtractor, PeerExtraction, medoid
+from spidercrawl.extract.unseen import UnseenExtractor
+from tests.test_fallbacks import NAV, PageBuilder, sentence
+
+STORY = [("div", "main", ()), ("div", "", ("story",))]
+TEXT = {"font-size": "16px"}
+
+
+def test_the_medoid_is_the_candidate_the_others_agree_with() -> None:
+    story = "the harbour wall will be rebuilt in spring says the council " * 5
+    candidates = {
+        OWN: "subscribe now to our newsletter and win a prize " * 5,  # went wrong
+        "trafilatura": story + "share this",
+        "readability": "by ana silva " + story,
+    }
+    chosen, agreement = medoid(candidates, {OWN: 0.1})
+    assert chosen in ("trafilatura", "readability") and 0.4 < agreement < 0.6  # 1 and 0
+    # A small bonus decides between near-equals, not against two that agree.
+    tie = {OWN: story, "trafilatura": story, "readability": story}
+    assert medoid(tie, {OWN: 0.1})[0] == OWN
+    assert medoid({OWN: "", "trafilatura": story, "readability": story}, {})[0] != OWN
+
+
+def story_page(seed: int) -> tuple[dict, list[str]]:
+    rng = random.Random(seed)
+    page = PageBuilder()
+    page.add(NAV, "a", "Home News Sport Weather", TEXT, link=True)
+    paragraphs = [sentence(rng, 40) for _ in range(6)]
+    for paragraph in paragraphs:
+        page.add(STORY, "p", paragraph, TEXT)
+    page.add([("div", "footer", ())], "p", "Copyright the Harbour Times.", TEXT)
+    item = page.page(seed, "A story", "")
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    item["raw_html"] = (
+        "<html><head><title>A story</title></head><body><nav><a href='/'>Home</a> "
+        f"<a href='/n'>News</a></nav><article><h1>A story</h1>{body}</article>"
+        "<footer>Copyright the Harbour Times.</footer></body></html>"
+    )
+    return item, paragraphs
+
+
+def test_the_crawl_extracts_a_site_never_seen_by_consensus() -> None:
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    assert set(extractor.peers) == {"trafilatura", "readability"}
+    page, paragraphs = story_page(3)
+    found = extractor.candidates(page)
+    assert set(found) == {OWN, "trafilatura", "readability"}
+    assert all(isinstance(found[name], PeerExtraction) for name in extractor.peers)
+    article, how = extractor.choose(found)
+    assert how.startswith("consensus of 3 extractors")
+    assert all(paragraph in article.text for paragraph in paragraphs)
+    assert "Copyright" not in article.text and 0.5 < article.confidence <= 1.0
+
+
+def test_without_raw_html_our_blocks_decide_alone() -> None:
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    page, paragraphs = story_page(4)
+    del page["raw_html"]
+    article, how = extractor.extract(page)
+    assert how == "" and paragraphs[0] in article.text
+
+
+def test_each_dataset_gets_the_constant_chosen_on_the_others() -> None:
+    records = []
+    best = {"a": 0.0, "b": 0.3, "c": 0.3}  # the bonus each dataset likes best
+    for dataset, liked in best.items():
+        for bonus in UNSEEN_BONUS_GRID:
+            record = PageRecord(dataset, "site", "000", unseen_variant(bonus))
+            record.f1 = 1.0 - abs(bonus - liked)
+            records.append(record)
+    kept, choice = choose_unseen_bonus(records)
+    # "a" is scored with what "b" and "c" like, never with its own favourite.
+    assert choice["a"] == {"own_bonus": 0.3, "chosen_on": ["b", "c"]}
+    assert choice["b"]["own_bonus"] in (0.0, 0.05, 0.1, 0.2, 0.3)
+    assert [r.method for r in kept] == ["unseen"] * 3
+    assert {r.dataset: r.f1 for r in kept}["a"] == 0.7
