@@ -53,6 +53,7 @@ class PageItem(scrapy.Item):
     discovered_by = scrapy.Field()  # sitemap, news-sitemap, feed, link, start
     capture_mode = scrapy.Field()  # "browser" (rendered, blocks) or "http" (fast path, no blocks)
     fast_path_rejected = scrapy.Field()  # why the fast path sent this page to the browser
+    fast_path_version = scrapy.Field()  # the model whose rules rejected it
     raw_html = scrapy.Field()  # the HTML as the server sent it (rendered pages; see raw_html.py)
     render_failed = scrapy.Field()  # why the browser failed: the page comes from its raw HTML
     crawled_at = scrapy.Field()  # ISO 8601, UTC

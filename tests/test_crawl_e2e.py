@@ -167,9 +167,12 @@ def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_pa
     log = result.log
     assert re.search(r"Page failed: \S+/missing.html \(http 404\)", log)
     assert re.search(r"Page failed: \S+/error/500 \(http 500\)", log)
-    assert re.search(r"Page failed: \S+/slow.html \(\w*Timeout", log)
+    # The browser timed out on slow.html: its raw HTML (fetched before the render) stands in.
+    assert re.search(r"Rendering failed: \S+/slow.html \(\w*Timeout", log)
+    assert by_name["slow.html"]["render_failed"] and not by_name["slow.html"]["texts"]
     assert re.search(r"Page failed: \S+/files/doc.pdf \(", log)
-    assert re.search(r"'spidercrawl/pages/failed': 4,", log)
+    assert re.search(r"'spidercrawl/pages/failed': 3,", log)
+    assert re.search(r"'spidercrawl/pages/raw_fallback': 1,", log)
     assert "Traceback" not in log
 
 

@@ -44,6 +44,7 @@ class FastPathMiddleware:
         self.crawler = crawler
         self.store = ModelStore(settings.get("MODELS_DIR"))
         self.rules: dict[str, ExtractionRules | None] = {}
+        self.versions: dict[str, str] = {}  # the version of the model whose rules are in use
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FastPathMiddleware:
@@ -54,6 +55,7 @@ class FastPathMiddleware:
     def model_changed(self, site: str, model: SiteModel | None) -> None:
         rules = _usable_rules(model)
         self.rules[site] = rules
+        self.versions[site] = getattr(model, "version_", "")
         logger.info(
             "%s: fast path %s",
             site,
@@ -62,7 +64,9 @@ class FastPathMiddleware:
 
     def _rules_of(self, site: str) -> ExtractionRules | None:
         if site not in self.rules:
-            self.rules[site] = _usable_rules(self.store.load(site))
+            model = self.store.load(site)
+            self.rules[site] = _usable_rules(model)
+            self.versions[site] = getattr(model, "version_", "")
         return self.rules[site]
 
     def _site(self, request: Request) -> str:
@@ -103,6 +107,7 @@ class FastPathMiddleware:
         if not verdict.ok:
             stats.inc_value("spidercrawl/fast_path/rejected")
             logger.info("%s: rendering %s instead (%s)", site, response.url, verdict.reason)
+            request.meta["fast_path_version"] = self.versions.get(site, "")
             return _to_browser(request, verdict.reason, response.text)
         stats.inc_value("spidercrawl/fast_path/accepted")
         request.meta["capture"] = capture

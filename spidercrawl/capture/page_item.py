@@ -51,6 +51,7 @@ def build_page_item(
     item["capture_mode"] = capture.get("capture_mode", "browser")
     if response.meta.get("fast_path_rejected"):
         item["fast_path_rejected"] = response.meta["fast_path_rejected"]
+        item["fast_path_version"] = response.meta.get("fast_path_version", "")
     item["rendered_html"] = response.text if keep_html else ""
     if keep_html and response.meta.get("raw_html"):
         item["raw_html"] = response.meta["raw_html"]

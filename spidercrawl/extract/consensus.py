@@ -24,6 +24,7 @@ from __future__ import annotations
 import html as html_lib
 import importlib.util
 import logging
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -63,7 +64,9 @@ class PeerExtraction:
 
 
 def _trafilatura() -> PeerExtractor:
-    import trafilatura
+    with warnings.catch_warnings():  # urllib3 (through courlan) warns of SOCKS it lacks
+        warnings.simplefilter("ignore")
+        import trafilatura
 
     def extract(html: str) -> str:
         return trafilatura.extract(html, include_comments=False) or ""

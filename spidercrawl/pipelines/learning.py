@@ -233,7 +233,12 @@ class SiteLearningPipeline:
         """Record whether the model fitted this page; learn anew when it keeps failing."""
         if state.model is None or page.get("render_failed"):
             return  # a page the browser failed on says nothing of the template
-        fitted = article["method"] in ("rules", "learned") and not page.get("fast_path_rejected")
+        # A page the fast path gave up on counts against the model whose rules did so only:
+        # pages rejected by an older model, still on their way at a relearning, do not.
+        rejected = page.get("fast_path_rejected") and page.get("fast_path_version") in (
+            "", state.model.version_
+        )
+        fitted = article["method"] in ("rules", "learned") and not rejected
         state.fits.append(fitted)
         if not fitted and page.get("texts"):
             state.misfits.append(page)

@@ -38,7 +38,7 @@ from urllib.parse import urljoin, urlsplit
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Response, TextResponse
+from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import sitemap_urls_from_robots
@@ -311,7 +311,7 @@ class NewsSpider(scrapy.Spider):
             return
         yield from self._from_raw_html(response, reason)
 
-    def on_render_error(self, failure: Failure) -> Iterator[scrapy.Request]:
+    def on_render_error(self, failure: Failure) -> Iterator[scrapy.Request | PageItem]:
         """An HTTP error fails the page; a browser failure (timeout, crash) fetches it
         plainly once, to extract it from its raw HTML."""
         request = failure.request  # type: ignore[attr-defined]
@@ -321,6 +321,11 @@ class NewsSpider(scrapy.Spider):
         reason = _describe_failure(failure)
         if failure.check(HttpError) or request.meta.get("render_failed"):
             self._count_failure(request.url, reason)
+            return
+        raw_html = request.meta.get("raw_html")
+        if raw_html is not None:  # fetched plainly before the render: no second fetch
+            response = HtmlResponse(request.url, body=raw_html, encoding="utf-8", request=request)
+            yield from self._from_raw_html(response, reason)
             return
         yield scrapy.Request(
             request.url,
