@@ -17,21 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from w3lib.encoding import html_to_unicode
-
 from spidercrawl.capture.static import static_capture
+from spidercrawl.extract.html import decode_html
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
-
-
-def decode_html(html: str | bytes, content_type: str = "") -> str:
-    """Text of an HTML document: a byte-order mark, the HTTP ``content_type``'s charset or
-    the page's ``<meta charset>``, else a guess; undecodable bytes become U+FFFD."""
-    if isinstance(html, str):
-        return html
-    header = content_type or None
-    return html_to_unicode(header, html)[1]
 
 
 def load_site_model(model: SiteModel | str | Path | None) -> SiteModel | None:
@@ -49,13 +39,14 @@ def extract_html(
     content_type: str = "",
     headline_in_text: bool = True,
 ) -> ArticleItem:
-    """The article item of one page's HTML (bytes are decoded as a browser would).
+    """The article item of one page's HTML (bytes: valid UTF-8, else the HTTP
+    ``content_type``'s or the page's declared charset, else windows-1252).
 
     ``url`` gives relative links, the canonical URL and dates in the path their meaning;
     ``site_model`` is a learned :class:`SiteModel` or its folder.
     """
     url = url or ""
-    text = decode_html(html, content_type)
+    text = html if isinstance(html, str) else decode_html(html, content_type or None)[0]
     page = {
         **static_capture(text, url),
         "url": url,

@@ -8,10 +8,15 @@ and releases the held pages as articles; later pages are extracted as they come.
 A site that never reaches the threshold is settled when nothing but held pages is left in
 the crawl (and at the latest when the spider closes): learned from what there is if that
 is at least ``LEARN_MIN_PAGES_AT_END`` pages, else extracted as a site never seen: the
-cross-site model with text density (``method: unseen``; ``CROSS_SITE_MODEL_DIR``, by
+consensus of the cross-site model with text density and two peers on the raw HTML
+(``method: unseen``, :mod:`spidercrawl.extract.consensus`; ``CROSS_SITE_MODEL_DIR``, by
 default the model shipped in ``models/_cross_site``), or text density alone (``density``)
-when ``UNSEEN_ENABLED`` is off or that model cannot be loaded. Each article says which
-method made it and why, so no page is dropped silently.
+when ``UNSEEN_ENABLED`` is off or that model cannot be loaded; where an extractor finds
+nothing, text density on the page's HTML. Each article says which method made it and why.
+
+Rendered pages that are not articles (home, section, tag pages: :mod:`spidercrawl.extract.
+page_kind`) are dropped with a log line and counted (``ARTICLES_ONLY``); every other page
+becomes an article, none is dropped silently.
 
 Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.capture.fast_path`) are
 cut by the model's extraction rules (``method: rules``).
@@ -26,7 +31,8 @@ recent rendered pages plus the next ones.
 Settings (defaults in ``spidercrawl/settings.py``): ``LEARN_ENABLED``, ``LEARN_MIN_PAGES``,
 ``LEARN_MIN_PAGES_AT_END``, ``MODELS_DIR``, ``MODEL_VERSIONS_KEPT``, ``LEARN_SIMILARITY``,
 ``LEARN_DBSCAN_EPS``, ``LEARN_DBSCAN_MIN_PAGE_SHARE``, ``LEARN_SEED``, ``DRIFT_WINDOW``,
-``DRIFT_MAX_FAILURE_SHARE``, ``UNSEEN_ENABLED``, ``CROSS_SITE_MODEL_DIR``.
+``DRIFT_MAX_FAILURE_SHARE``, ``UNSEEN_ENABLED``, ``UNSEEN_CONSENSUS``, ``CROSS_SITE_MODEL_DIR``,
+``ARTICLES_ONLY``.
 """
 
 from __future__ import annotations
@@ -236,7 +242,8 @@ class SiteLearningPipeline:
         # A page the fast path gave up on counts against the model whose rules did so only:
         # pages rejected by an older model, still on their way at a relearning, do not.
         rejected = page.get("fast_path_rejected") and page.get("fast_path_version") in (
-            "", state.model.version_
+            "",
+            state.model.version_,
         )
         fitted = article["method"] in ("rules", "learned") and not rejected
         state.fits.append(fitted)
