@@ -14,9 +14,9 @@ default the model shipped in ``models/_cross_site``), or text density alone (``d
 when ``UNSEEN_ENABLED`` is off or that model cannot be loaded; where an extractor finds
 nothing, text density on the page's HTML. Each article says which method made it and why.
 
-Rendered pages that are not articles (home, section, tag pages: :mod:`spidercrawl.extract.
-page_kind`) are dropped with a log line and counted (``ARTICLES_ONLY``); every other page
-becomes an article, none is dropped silently.
+Rendered pages that are not articles (home, section, tag pages; see
+:mod:`spidercrawl.extract.page_kind`) are dropped with a log line and counted
+(``ARTICLES_ONLY``); every other page becomes an article, none is dropped silently.
 
 Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.capture.fast_path`) are
 cut by the model's extraction rules (``method: rules``).
