@@ -53,6 +53,8 @@ class PageItem(scrapy.Item):
     discovered_by = scrapy.Field()  # sitemap, news-sitemap, feed, link, start
     capture_mode = scrapy.Field()  # "browser" (rendered, blocks) or "http" (fast path, no blocks)
     fast_path_rejected = scrapy.Field()  # why the fast path sent this page to the browser
+    headlines = scrapy.Field()  # <h1> texts of a page without blocks (raw HTML)
+    fast_path_article = scrapy.Field()  # in memory only: the fast path's checked article
     fast_path_version = scrapy.Field()  # the model whose rules rejected it
     raw_html = scrapy.Field()  # the HTML as the server sent it (rendered pages; see raw_html.py)
     render_failed = scrapy.Field()  # why the browser failed: the page comes from its raw HTML

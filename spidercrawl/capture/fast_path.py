@@ -27,7 +27,7 @@ from spidercrawl.capture.static import static_capture
 from spidercrawl.extract.html import UnusableDocumentError, parse_html
 from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.rules import ExtractionRules
+from spidercrawl.learn.rules import ExtractionRules, FastPathArticle
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed
 
@@ -110,6 +110,8 @@ class FastPathMiddleware:
             request.meta["fast_path_version"] = self.versions.get(site, "")
             return _to_browser(request, verdict.reason, response.text)
         stats.inc_value("spidercrawl/fast_path/accepted")
+        # The pipeline takes this article as it is: the page is parsed and cut once.
+        capture["fast_path_article"] = FastPathArticle(result, self.versions.get(site, ""))
         request.meta["capture"] = capture
         return response
 

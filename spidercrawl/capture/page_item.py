@@ -23,6 +23,8 @@ _CAPTURED_FIELDS = (
     "jsonld",
     "jsonld_types",
     "viewport",
+    "fast_path_article",
+    "headlines",
     "hidden_text_chars",
     "blocks_truncated",
 )

@@ -14,6 +14,8 @@ from urllib.parse import urljoin
 import lxml.html
 import parsel
 
+from spidercrawl.extract.titles import html_headlines
+
 META_NAMES = (
     "author",
     "keywords",
@@ -41,9 +43,26 @@ def _lower(attribute: str) -> str:
     return f"translate(@{attribute}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
 
 
-def _meta(selector: parsel.Selector, attribute: str, value: str) -> str:
-    found = selector.xpath(f"//meta[{_lower(attribute)}='{value}']/@content").get()
-    return (found or "").strip()
+class MetaTags:
+    """The page's ``<meta>`` contents by (attribute, lower-cased value), read in one pass
+    (an XPath query per wanted name cost most of this module's time); the first wins."""
+
+    ATTRIBUTES = ("name", "property", "http-equiv")
+
+    def __init__(self, selector: parsel.Selector) -> None:
+        self.contents: dict[tuple[str, str], str] = {}
+        for element in selector.xpath("//meta[@content]"):
+            attributes = element.attrib
+            content = (attributes.get("content") or "").strip()
+            if not content:
+                continue
+            for attribute in self.ATTRIBUTES:
+                key = (attributes.get(attribute) or "").strip().lower()
+                if key:
+                    self.contents.setdefault((attribute, key), content)
+
+    def get(self, attribute: str, value: str) -> str:
+        return self.contents.get((attribute, value), "")
 
 
 def _person_names(value: Any) -> list[str]:
@@ -101,15 +120,16 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         selector = parsel.Selector(text=html or "<html></html>", type="html")
     else:
         selector = parsel.Selector(root=html, type="html")
+    metas = MetaTags(selector)
     title = " ".join(" ".join(selector.xpath("//title//text()").getall()).split())
-    titles = [t for t in [title, _meta(selector, "property", "og:title")] if t]
-    titles += [t for t in [_meta(selector, "name", "twitter:title")] if t]
+    titles = [t for t in [title, metas.get("property", "og:title")] if t]
+    titles += [t for t in [metas.get("name", "twitter:title")] if t]
     descriptions = [
         d
         for d in (
-            _meta(selector, "name", "description"),
-            _meta(selector, "property", "og:description"),
-            _meta(selector, "name", "twitter:description"),
+            metas.get("name", "description"),
+            metas.get("property", "og:description"),
+            metas.get("name", "twitter:description"),
         )
         if d
     ]
@@ -125,8 +145,8 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
             og[key] = [*(og[key] if isinstance(og[key], list) else [og[key]]), value]
         else:
             og[key] = value
-    meta = {name: v for name in META_NAMES if (v := _meta(selector, "name", name))}
-    language = _meta(selector, "http-equiv", "content-language")
+    meta = {name: v for name in META_NAMES if (v := metas.get("name", name))}
+    language = metas.get("http-equiv", "content-language")
     if language:
         meta["content-language"] = language
     canonical = selector.xpath(
@@ -145,5 +165,6 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         "time_datetimes": selector.xpath("//time/@datetime").getall()[:5],
         "jsonld": jsonld,
         "jsonld_types": jsonld_types,
+        "headlines": html_headlines(selector),
         "texts": [],
     }

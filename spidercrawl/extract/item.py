@@ -35,7 +35,9 @@ def article_item(
     if page.get("texts"):
         headlines = headline_candidates(page, page_blocks(page, densities=False))
     else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
-        headlines = html_headlines(page.get("rendered_html") or "")
+        headlines = page.get("headlines")
+        if headlines is None:
+            headlines = html_headlines(page.get("rendered_html") or "")
     title = best_title(metadata.titles, headlines)
     if headline_in_text and title in headlines:
         text, html = lead_with_headline(text, html, title)
@@ -66,6 +68,10 @@ def extract_plain(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any
     """A page fetched plainly (fast path): the model's rules, else text density on its HTML
     (the model changed while the page was on its way)."""
     rules = getattr(model, "rules_", None)
+    done = page.get("fast_path_article")
+    if rules is not None and done is not None and done.model_version == model.version_:
+        done.extraction.confidence = round(rules.precision_, 3)  # checked by the fast path
+        return done.extraction, "rules", ""
     if rules is not None and rules.usable:
         extraction = rules.extract(page.get("rendered_html") or "")
         verdict = rules.check(extraction, first_description(page))

@@ -47,6 +47,7 @@ _AUTHOR_KEYS = ("author", "parsely-author", "sailthru.author", "dc.creator", "by
 _MAX_AUTHOR_WORDS = 5
 _MIN_TEXT_FOR_LANGUAGE = 100  # characters; shorter texts are identified unreliably
 _LANGUAGE_CONFIDENCE = 0.9
+_LANGUAGE_SAMPLE = 1000  # characters identified: its cost grows with them, its answer not
 
 
 @dataclass
@@ -334,7 +335,7 @@ def language(declared: str, text: str) -> str:
     declared = declared if _LANGUAGE_TAG.match(declared) else ""
     if len(text) < _MIN_TEXT_FOR_LANGUAGE:
         return declared
-    detected, confidence = _language_identifier().classify(text[:5000])
+    detected, confidence = _language_identifier().classify(text[:_LANGUAGE_SAMPLE])
     if confidence < _LANGUAGE_CONFIDENCE:
         return declared
     if declared and declared.split("-")[0].lower() == detected:

@@ -106,14 +106,16 @@ def post_titles(page: Mapping[str, Any], blocks: Sequence[Block]) -> list[Block]
     return sorted(best, key=lambda b: b.index) if len(best) >= 2 else []
 
 
-def html_headlines(html: str, limit: int = 5) -> list[str]:
-    """The ``<h1>`` texts of raw HTML (for pages fetched without a browser: no blocks)."""
+def html_headlines(html: str | Any, limit: int = 5) -> list[str]:
+    """The ``<h1>`` texts of raw HTML, or of its parsel ``Selector`` (for pages fetched
+    without a browser: no blocks)."""
     import parsel
 
-    if not html:
-        return []
-    selector = parsel.Selector(text=html, type="html")
-    texts = (" ".join(" ".join(h.xpath(".//text()").getall()).split()) for h in selector.css("h1"))
+    if isinstance(html, str):
+        if not html:
+            return []
+        html = parsel.Selector(text=html, type="html")
+    texts = (" ".join(" ".join(h.xpath(".//text()").getall()).split()) for h in html.css("h1"))
     return [t for t in texts if t][:limit]
 
 

@@ -143,6 +143,20 @@ class RuleExtraction:
         return len(self.text)
 
 
+class FastPathArticle:
+    """A page's article as the fast path cut and checked it, and the version of the model
+    whose rules did (the pipeline reuses it while that model is in use).
+
+    A plain class, not a dataclass: it rides in the page item, and itemadapter would turn a
+    dataclass into a dict on its way."""
+
+    __slots__ = ("extraction", "model_version")
+
+    def __init__(self, extraction: RuleExtraction, model_version: str) -> None:
+        self.extraction = extraction
+        self.model_version = model_version
+
+
 @dataclass
 class RuleCheck:
     """The verdict on a rule extraction: ``ok``, or why not."""
