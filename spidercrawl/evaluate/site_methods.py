@@ -106,6 +106,7 @@ def _score_pages(
             record.note = "not rendered by the crawl"
             records.append(score_record(record, "", gold))
             continue
+        page = _with_raw_html(page, job, page_id)
         started = time.perf_counter()
         text, page_note = extract(page)
         record.seconds = time.perf_counter() - started
@@ -128,14 +129,14 @@ def _score_with(
     """Score a site model as the crawl would extract; without one, as the crawl extracts a
     site it cannot learn (the cross-site extractor, else text density)."""
 
-    unseen = _unseen_extractor(job)
+    consensus = _consensus(job)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
-        if model is None and unseen is not None:
-            return _article_text(page, unseen.extract(page), "unseen"), ""
+        if model is None and consensus is not None:
+            return _article_text(page, consensus.extract(page)[0], "unseen"), ""
         if model is None:
             return _article_text(page, cold_start_extraction(page), "density"), ""
-        extraction, how, _ = learned_extraction(page, model, unseen)
+        extraction, how, _ = learned_extraction(page, model, consensus)
         return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)
