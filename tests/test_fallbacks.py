@@ -15,7 +15,6 @@ from spidercrawl.extract.article import (
     learned_extraction,
     unseen_fallback,
 )
-from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.container import fit_container, inside_container
@@ -158,21 +157,10 @@ def test_text_density_keeps_out_the_sites_template(model: SiteModel) -> None:
 
 def test_the_cross_site_fallback_keeps_out_the_sites_template_too(model: SiteModel) -> None:
     page = post_page(22, comments=0, promo_in_entry=True)
-    unseen = ConsensusExtractor(UnseenExtractor.load())
-    assert NEWSLETTER in unseen.extract(page)[0].text  # a site never seen has no template
+    unseen = UnseenExtractor.load()
+    assert NEWSLETTER in unseen.extract(page).text  # a site never seen has no template
     extraction = unseen_fallback(page, model, page_blocks(page), unseen)
     assert "harbour22" in extraction.text
-    assert NEWSLETTER not in extraction.text
-
-
-def test_the_peers_lines_of_the_sites_template_are_dropped_too(model: SiteModel) -> None:
-    page = post_page(23, comments=0, promo_in_entry=True)
-    page["raw_html"] = page["rendered_html"]  # real trafilatura and readability read it
-    consensus = ConsensusExtractor(UnseenExtractor.load())
-    peers = consensus.peer_candidates(page)
-    assert set(peers) == {"trafilatura", "readability"}
-    extraction = unseen_fallback(page, model, page_blocks(page), consensus)
-    assert "harbour23" in extraction.text
     assert NEWSLETTER not in extraction.text
 
 
@@ -235,9 +223,8 @@ def test_a_page_of_another_layout_is_extracted_as_a_site_never_seen(model: SiteM
     usual, other = post_page(23), print_view(24)
     assert model.familiarity(page_blocks(usual)) == 1.0
     assert model.familiarity(page_blocks(other)) < 0.2
-    cross_site = ConsensusExtractor(UnseenExtractor.load())
-    assert learned_extraction(usual, model, cross_site).method == "learned"
-    extraction, method, reason = learned_extraction(other, model, cross_site)
+    assert learned_extraction(usual, model, UnseenExtractor.load()).method == "learned"
+    extraction, method, reason = learned_extraction(other, model, UnseenExtractor.load())
     assert method == "learned+unseen"
     assert "layout the model knows" in reason
     assert extraction.text.count("harbour24 council24") == 6  # headline and paragraphs

@@ -136,7 +136,10 @@ def _score_with(
             return _article_text(page, consensus.extract(page)[0], "unseen"), ""
         if model is None:
             return _article_text(page, cold_start_extraction(page), "density"), ""
-        extraction, how, _ = learned_extraction(page, model, consensus)
+        # A page of a layout the model does not know: our blocks less the template (the
+        # consensus measured worse there, see extract/article.py).
+        unseen = consensus.unseen if consensus is not None else None
+        extraction, how, _ = learned_extraction(page, model, unseen)
         return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)

@@ -370,12 +370,7 @@ class SiteModel(BaseEstimator):
 
     def is_template(self, block: Block) -> bool:
         """Whether the block's text is one the site repeats on page after page."""
-        return self.is_template_text(block.text)
-
-    def is_template_text(self, text: str) -> bool:
-        """Whether ``text`` (a block's, or a line of another extractor's) is one the site
-        repeats on page after page."""
-        return _normalized(text) in self.template_texts_
+        return _normalized(block.text) in self.template_texts_
 
     def extract(self, page: Mapping[str, Any]) -> Extraction:
         """The article of one page: its content blocks in page order."""

@@ -113,8 +113,6 @@ class SiteLearningPipeline:
             if self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS", True)
             else None
         )
-        # Our blocks alone, where the consensus is off (learned sites' fallback).
-        self._blocks_only = ConsensusExtractor(self.unseen, peers=()) if self.unseen else None
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
 
@@ -279,12 +277,11 @@ class SiteLearningPipeline:
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
         elif state.model is not None:
-            cross_site = self.consensus or self._blocks_only
-            extraction, method, reason = learned_extraction(page, state.model, cross_site)
+            extraction, method, reason = learned_extraction(page, state.model, self.unseen)
             if reason:
                 instead = {
                     "learned+container": "the site's article container",
-                    "learned+unseen": "what a site never seen gets (less the site's template)",
+                    "learned+unseen": "the cross-site model and text density",
                 }.get(method, "text density")
                 note = "; ".join(filter(None, [note, f"{reason}; {instead} instead"]))
         elif self.consensus is not None:
