@@ -88,3 +88,15 @@ def test_each_dataset_gets_the_constant_chosen_on_the_others() -> None:
     assert choice["b"]["own_bonus"] in (0.0, 0.05, 0.1, 0.2, 0.3)
     assert [r.method for r in kept] == ["unseen"] * 3
     assert {r.dataset: r.f1 for r in kept}["a"] == 0.7
+
+
+def test_a_site_models_article_stands_unless_both_peers_contradict_it() -> None:
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    page, paragraphs = story_page(5)
+    right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.8, "model")
+    kept, note = extractor.confirm(page, right)
+    assert kept is right and note == "" and kept.confidence == 0.8
+    wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.8, "m")
+    taken, note = extractor.confirm(page, wrong)
+    assert taken is not wrong and paragraphs[2] in taken.text
+    assert note.startswith("consensus of 3 extractors")

@@ -140,6 +140,9 @@ def _score_with(
         # consensus measured worse there, see extract/article.py).
         unseen = consensus.unseen if consensus is not None else None
         extraction, how, _ = learned_extraction(page, model, unseen)
+        if consensus is not None and how == "learned":
+            extraction, peer = consensus.confirm(page, extraction)
+            how = "learned+consensus" if peer else how
         return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)

@@ -245,7 +245,7 @@ class SiteLearningPipeline:
             "",
             state.model.version_,
         )
-        fitted = article["method"] in ("rules", "learned") and not rejected
+        fitted = article["method"] in ("rules", "learned", "learned+consensus") and not rejected
         state.fits.append(fitted)
         if not fitted and page.get("texts"):
             state.misfits.append(page)
@@ -278,6 +278,10 @@ class SiteLearningPipeline:
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
         elif state.model is not None:
             extraction, method, reason = learned_extraction(page, state.model, self.unseen)
+            if method == "learned" and self.consensus is not None:
+                extraction, peer = self.consensus.confirm(page, extraction)
+                if peer:
+                    method, note = "learned+consensus", "; ".join(filter(None, [note, peer]))
             if reason:
                 instead = {
                     "learned+container": "the site's article container",
