@@ -4,6 +4,12 @@
     The learning pipeline started using a new model for ``site``, or (``model=None``)
     stopped using one because the site's template changed. The fast-path middleware
     listens, so pages are fetched plainly only while a model with usable rules is in use.
+
+``site_needs_browser(site, reason)``
+    The learning pipeline found that the site's articles are drawn by JavaScript: its
+    rules find the article in the browser's DOM but not in the raw HTML. The fast-path
+    middleware stops fetching the site's pages plainly first (for the rest of the crawl).
 """
 
 site_model_changed = object()
+site_needs_browser = object()

@@ -29,7 +29,7 @@ from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import ExtractionRules, FastPathArticle
 from spidercrawl.learn.store import ModelStore
-from spidercrawl.signals import site_model_changed
+from spidercrawl.signals import site_model_changed, site_needs_browser
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,13 @@ class FastPathMiddleware:
     def from_crawler(cls, crawler: Crawler) -> FastPathMiddleware:
         middleware = cls(crawler)
         crawler.signals.connect(middleware.model_changed, signal=site_model_changed)
+        crawler.signals.connect(middleware.needs_browser, signal=site_needs_browser)
         return middleware
+
+    def needs_browser(self, site: str, reason: str) -> None:
+        """The site's articles are drawn by scripts: render its pages directly."""
+        self.rules[site] = None
+        logger.info("%s: fast path off for this crawl (%s)", site, reason)
 
     def model_changed(self, site: str, model: SiteModel | None) -> None:
         rules = _usable_rules(model)

@@ -54,16 +54,18 @@ from twisted.internet import task
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item, extract_plain
-from spidercrawl.extract.metadata import SiteTitles
+from spidercrawl.extract.metadata import SiteTitles, first_description
 from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.model import LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
-from spidercrawl.signals import site_model_changed
+from spidercrawl.signals import site_model_changed, site_needs_browser
 
 logger = logging.getLogger(__name__)
+
+JS_PAGES_TO_RENDER_DIRECTLY = 3  # pages drawn by JavaScript before the fast path stops trying
 
 
 @dataclass
@@ -81,6 +83,7 @@ class SiteState:
     misfits: deque[dict[str, Any]] = field(default_factory=deque)
     relearning_from: list[dict[str, Any]] = field(default_factory=list)
     titles: SiteTitles = field(default_factory=SiteTitles)  # learns the site's own name
+    drawn_by_javascript: int = 0  # pages whose article only the browser's DOM holds
 
 
 class SiteLearningPipeline:
@@ -245,6 +248,8 @@ class SiteLearningPipeline:
             "",
             state.model.version_,
         )
+        if rejected and self._drawn_by_javascript(site, state, page):
+            rejected = False  # the template holds: the browser is needed, not a new model
         fitted = article["method"] in ("rules", "learned", "learned+consensus") and not rejected
         state.fits.append(fitted)
         if not fitted and page.get("texts"):
@@ -266,6 +271,26 @@ class SiteLearningPipeline:
         self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=None)
         if len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, "the template changed")
+
+    def _drawn_by_javascript(self, site: str, state: SiteState, page: dict[str, Any]) -> bool:
+        """Whether a page the fast path gave up on is one whose article scripts draw: the
+        model's rules fit the browser's DOM of it, not its raw HTML. After
+        ``JS_PAGES_TO_RENDER_DIRECTLY`` such pages the site is rendered directly."""
+        rules = getattr(state.model, "rules_", None)
+        if rules is None or not page.get("texts") or not page.get("rendered_html"):
+            return False
+        rendered = rules.extract(page["rendered_html"])
+        if not rules.check(rendered, first_description(page)).ok:
+            return False
+        self.crawler.stats.inc_value("spidercrawl/fast_path/drawn_by_javascript")
+        state.drawn_by_javascript += 1
+        if state.drawn_by_javascript == JS_PAGES_TO_RENDER_DIRECTLY:
+            reason = (
+                f"the rules find the article in the browser's DOM but not in the raw HTML of "
+                f"{state.drawn_by_javascript} pages: scripts draw it"
+            )
+            self.crawler.signals.send_catch_log(signal=site_needs_browser, site=site, reason=reason)
+        return True
 
     def _extract(self, page: dict[str, Any], state: SiteState) -> ArticleItem:
         stats = self.crawler.stats
