@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from spidercrawl.capture.fast_path import cut_raw_html
 from spidercrawl.capture.static import static_capture
-from spidercrawl.extract.html import decode_html
+from spidercrawl.extract.html import UnusableDocumentError, decode_html, parse_html
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
@@ -47,13 +48,17 @@ def extract_html(
     """
     url = url or ""
     text = html if isinstance(html, str) else decode_html(html, content_type or None)[0]
+    model = load_site_model(site_model)
+    try:  # parsed once, as the crawl's fast path does: metadata and rules from one tree
+        capture = cut_raw_html(parse_html(text), url, model)[0]
+    except UnusableDocumentError:
+        capture = static_capture(text, url)
     page = {
-        **static_capture(text, url),
+        **capture,
         "url": url,
         "site": (urlsplit(url).hostname or "").removeprefix("www."),
         "rendered_html": text,
         "crawled_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    model = load_site_model(site_model)
     extraction, method, note = extract_plain(page, model)
     return article_item(page, extraction, method, model, note, (), headline_in_text)

@@ -16,7 +16,7 @@ Stats: ``spidercrawl/fast_path/accepted`` and ``.../rejected``.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
@@ -27,9 +27,12 @@ from spidercrawl.capture.static import static_capture
 from spidercrawl.extract.html import UnusableDocumentError, parse_html
 from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.rules import ExtractionRules, FastPathArticle
+from spidercrawl.learn.rules import FastPathArticle, RuleCheck
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed, site_needs_browser
+
+if TYPE_CHECKING:
+    import lxml.html
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +46,7 @@ class FastPathMiddleware:
             raise NotConfigured("the fast path is off (FAST_PATH_ENABLED or LEARN_ENABLED)")
         self.crawler = crawler
         self.store = ModelStore(settings.get("MODELS_DIR"))
-        self.rules: dict[str, ExtractionRules | None] = {}
-        self.versions: dict[str, str] = {}  # the version of the model whose rules are in use
+        self.models: dict[str, SiteModel | None] = {}  # per site: a model with usable rules
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FastPathMiddleware:
@@ -55,25 +57,23 @@ class FastPathMiddleware:
 
     def needs_browser(self, site: str, reason: str) -> None:
         """The site's articles are drawn by scripts: render its pages directly."""
-        self.rules[site] = None
+        self.models[site] = None
         logger.info("%s: fast path off for this crawl (%s)", site, reason)
 
     def model_changed(self, site: str, model: SiteModel | None) -> None:
-        rules = _usable_rules(model)
-        self.rules[site] = rules
-        self.versions[site] = getattr(model, "version_", "")
+        self.models[site] = _with_usable_rules(model)
         logger.info(
             "%s: fast path %s",
             site,
-            "on (plain HTTP + extraction rules)" if rules else "off (pages are rendered)",
+            "on (plain HTTP + extraction rules)"
+            if self.models[site]
+            else "off (pages are rendered)",
         )
 
-    def _rules_of(self, site: str) -> ExtractionRules | None:
-        if site not in self.rules:
-            model = self.store.load(site)
-            self.rules[site] = _usable_rules(model)
-            self.versions[site] = getattr(model, "version_", "")
-        return self.rules[site]
+    def _model_of(self, site: str) -> SiteModel | None:
+        if site not in self.models:
+            self.models[site] = _with_usable_rules(self.store.load(site))
+        return self.models[site]
 
     def _site(self, request: Request) -> str:
         spider = self.crawler.spider
@@ -83,7 +83,7 @@ class FastPathMiddleware:
         meta = request.meta
         if not meta.get("render") or "fast_path_rejected" in meta:
             return None
-        if self._rules_of(self._site(request)) is None:
+        if self._model_of(self._site(request)) is None:
             return None
         meta["render"] = False
         meta["fast_path"] = True
@@ -97,8 +97,8 @@ class FastPathMiddleware:
         if response.status >= 400:
             return response  # an HTTP error: the browser would get it too
         site = self._site(request)
-        rules = self._rules_of(site)
-        if rules is None:  # the model was retired while the page was on its way
+        model = self._model_of(site)
+        if model is None:  # the model was retired while the page was on its way
             return _to_browser(request, "the site's template is being learned again")
         if not isinstance(response, TextResponse):
             return _to_browser(request, "not a text response")
@@ -106,25 +106,41 @@ class FastPathMiddleware:
             document = parse_html(response.text)
         except UnusableDocumentError as error:
             return _to_browser(request, str(error))
-        capture = static_capture(document, response.url)  # first: the rules drop scripts
-        result = rules.extract(document)
-        verdict = rules.check(result, first_description(capture))
+        capture, verdict = cut_raw_html(document, response.url, model)
         stats = self.crawler.stats
-        if not verdict.ok:
+        if verdict is None or not verdict.ok:
+            why = verdict.reason if verdict else "no usable rules"
             stats.inc_value("spidercrawl/fast_path/rejected")
-            logger.info("%s: rendering %s instead (%s)", site, response.url, verdict.reason)
-            request.meta["fast_path_version"] = self.versions.get(site, "")
-            return _to_browser(request, verdict.reason, response.text)
+            logger.info("%s: rendering %s instead (%s)", site, response.url, why)
+            request.meta["fast_path_version"] = model.version_
+            return _to_browser(request, why, response.text)
         stats.inc_value("spidercrawl/fast_path/accepted")
-        # The pipeline takes this article as it is: the page is parsed and cut once.
-        capture["fast_path_article"] = FastPathArticle(result, self.versions.get(site, ""))
         request.meta["capture"] = capture
         return response
 
 
-def _usable_rules(model: SiteModel | None) -> ExtractionRules | None:
+def cut_raw_html(
+    document: lxml.html.HtmlElement, url: str, model: SiteModel | None
+) -> tuple[dict[str, Any], RuleCheck | None]:
+    """What the fast path does to a parsed raw page: its metadata, and where ``model`` has
+    usable rules, its article cut by them and checked (None without rules). An article
+    that passes rides in the capture (``fast_path_article``), so the pipeline takes it as
+    it is: the page is parsed and cut once. Also :func:`spidercrawl.extract_html`'s."""
+    capture = static_capture(document, url)  # first: the rules drop scripts
+    rules = getattr(_with_usable_rules(model), "rules_", None)
+    if rules is None:
+        return capture, None
+    result = rules.extract(document)
+    verdict = rules.check(result, first_description(capture))
+    if verdict.ok:
+        capture["fast_path_article"] = FastPathArticle(result, model.version_)
+    return capture, verdict
+
+
+def _with_usable_rules(model: SiteModel | None) -> SiteModel | None:
+    """``model`` if it has extraction rules the fast path can use, else None."""
     rules = getattr(model, "rules_", None)
-    return rules if rules is not None and rules.usable else None
+    return model if rules is not None and rules.usable else None
 
 
 def _to_browser(request: Request, reason: str, raw_html: str | None = None) -> Request:

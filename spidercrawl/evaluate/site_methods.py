@@ -139,10 +139,10 @@ def _score_with(
         # A page of a layout the model does not know: our blocks less the template (the
         # consensus measured worse there, see extract/article.py).
         unseen = consensus.unseen if consensus is not None else None
-        extraction, how, _ = learned_extraction(page, model, unseen)
-        if consensus is not None and how == "learned":
-            extraction, peer = consensus.confirm(page, extraction)
-            how = "learned+consensus" if peer else how
+        learned = learned_extraction(page, model, unseen)
+        if consensus is not None:
+            learned = consensus.confirm_learned(page, learned)[0]
+        extraction, how, _ = learned
         return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)

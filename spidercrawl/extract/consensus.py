@@ -31,6 +31,7 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
+from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import Extraction
@@ -187,6 +188,19 @@ class ConsensusExtractor:
             extraction.confidence = confidence
             return extraction, ""
         return chosen, how
+
+    def confirm_learned(
+        self, page: Mapping[str, Any], learned: LearnedArticle
+    ) -> tuple[LearnedArticle, str]:
+        """:meth:`confirm` of a site model's own article (``method: learned``): where the
+        peers' medoid replaces it, the method becomes ``learned+consensus`` and the note
+        says so. Articles of the model's fallbacks are returned unchanged."""
+        if learned.method != "learned":
+            return learned, ""
+        extraction, peer = self.confirm(page, learned.extraction)
+        if not peer:
+            return learned, ""
+        return LearnedArticle(extraction, "learned+consensus"), peer
 
     def extract(
         self, page: Mapping[str, Any], blocks: Sequence[Block] | None = None

@@ -6,14 +6,14 @@ so that both deliver the same item for the same page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from spidercrawl.extract.article import cold_start_extraction
 from spidercrawl.extract.metadata import article_metadata, best_title, first_description
 from spidercrawl.extract.titles import headline_candidates, html_headlines, lead_with_headline
 from spidercrawl.items import ArticleItem
-from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.text import word_count
 
@@ -26,14 +26,18 @@ def article_item(
     note: str = "",
     site_names: Iterable[str] = (),
     headline_in_text: bool = True,
+    blocks: Sequence[Block] | None = None,
 ) -> ArticleItem:
     """The article item of one page, from whichever extraction was used; its text starts
-    with the visible headline unless ``headline_in_text`` is False."""
+    with the visible headline unless ``headline_in_text`` is False. ``blocks``: the page's
+    blocks without densities (:func:`page_blocks`), when already built."""
     text = extraction.text if extraction is not None else ""
     html = extraction.html if extraction is not None else ""
     metadata = article_metadata(page, text, site_names)
     if page.get("texts"):
-        headlines = headline_candidates(page, page_blocks(page, densities=False))
+        if blocks is None:
+            blocks = page_blocks(page, densities=False)
+        headlines = headline_candidates(page, blocks)
     else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
         headlines = page.get("headlines")
         if headlines is None:

@@ -58,7 +58,7 @@ from spidercrawl.extract.metadata import SiteTitles, first_description
 from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
-from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed, site_needs_browser
@@ -156,10 +156,11 @@ class SiteLearningPipeline:
                     site, state.model.version_, self.store.folder(site),
                 )  # fmt: skip
         state.titles.observe(page)
+        blocks = None  # built once for the page kind and the headline, where both need them
         if self.articles_only and page.get("texts"):
-            self._drop_if_not_article(page, state)
+            blocks = self._drop_if_not_article(page, state)
         if state.settled:
-            article = self._extract(page, state)
+            article = self._extract(page, state, blocks)
             self._watch_drift(site, state, page, article)
             return article
         future: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -172,21 +173,23 @@ class SiteLearningPipeline:
             self._settle(site, state, f"{len(state.held)} pages arrived")
         return await future
 
-    def _drop_if_not_article(self, page: dict[str, Any], state: SiteState) -> None:
-        """Home, section and tag pages are neither learned from nor delivered."""
-        kind = self._page_kind(page, state)
+    def _drop_if_not_article(self, page: dict[str, Any], state: SiteState) -> list[Block]:
+        """Home, section and tag pages are neither learned from nor delivered. Returns the
+        page's blocks (without densities) when it is an article."""
+        blocks = page_blocks(page, densities=False)
+        kind = self._page_kind(page, state, blocks)
         self.crawler.stats.inc_value(f"spidercrawl/pages/kind/{kind.kind}")
         if kind.is_article:
-            return
+            return blocks
         logger.info("Not an article (%s): %s (%s)", kind.kind, page.get("url"), kind.reason)
         raise DropItem(f"not an article ({kind.kind}): {page.get('url')}", log_level="DEBUG")
 
     @staticmethod
-    def _page_kind(page: dict[str, Any], state: SiteState) -> PageKind:
+    def _page_kind(page: dict[str, Any], state: SiteState, blocks: list[Block]) -> PageKind:
         """The page's kind; a learned site's own shortest articles set the bar for prose."""
         check = getattr(getattr(state.model, "rules_", None), "check_", None) or {}
         learned_minimum = int(check.get("min_chars") or 0) or None
-        return page_kind(page, page_blocks(page, densities=False), learned_minimum)
+        return page_kind(page, blocks, learned_minimum)
 
     # -- learning ---------------------------------------------------------------------------
     def _settle(self, site: str, state: SiteState, why: str) -> None:
@@ -292,7 +295,10 @@ class SiteLearningPipeline:
             self.crawler.signals.send_catch_log(signal=site_needs_browser, site=site, reason=reason)
         return True
 
-    def _extract(self, page: dict[str, Any], state: SiteState) -> ArticleItem:
+    def _extract(
+        self, page: dict[str, Any], state: SiteState, blocks: list[Block] | None = None
+    ) -> ArticleItem:
+        """The page's article item; ``blocks``: its blocks without densities, if built."""
         stats = self.crawler.stats
         note = page.get("fast_path_rejected") or ""
         if note:
@@ -302,11 +308,11 @@ class SiteLearningPipeline:
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
         elif state.model is not None:
-            extraction, method, reason = learned_extraction(page, state.model, self.unseen)
-            if method == "learned" and self.consensus is not None:
-                extraction, peer = self.consensus.confirm(page, extraction)
-                if peer:
-                    method, note = "learned+consensus", "; ".join(filter(None, [note, peer]))
+            learned = learned_extraction(page, state.model, self.unseen)
+            if self.consensus is not None:
+                learned, peer = self.consensus.confirm_learned(page, learned)
+                note = "; ".join(filter(None, [note, peer]))
+            extraction, method, reason = learned
             if reason:
                 instead = {
                     "learned+container": "the site's article container",
@@ -332,8 +338,9 @@ class SiteLearningPipeline:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
         return article_item(
-            page, extraction, method, state.model, note, state.titles.names(), self.headline_in_text
-        )
+            page, extraction, method, state.model, note, state.titles.names(),
+            self.headline_in_text, blocks,
+        )  # fmt: skip
 
 
 def _unseen_extractor(settings: Any) -> UnseenExtractor | None:
