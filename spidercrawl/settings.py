@@ -4,6 +4,8 @@ Every spidercrawl setting is listed here with its default and why; override any 
 with ``-s NAME=VALUE`` on the command line.
 """
 
+import os
+
 BOT_NAME = "spidercrawl"
 SPIDER_MODULES = ["spidercrawl.spiders"]
 NEWSPIDER_MODULE = "spidercrawl.spiders"
@@ -31,7 +33,7 @@ RETRY_TIMES = 1
 
 ADDONS = {
     "spidercrawl.capture.browser.RenderAddon": 0,
-    "spidercrawl.articles_file.ArticlesFileAddon": 0,
+    "spidercrawl.distributed.RedisAddon": 0,  # only with REDIS_URL
 }
 DOWNLOADER_MIDDLEWARES = {
     # Before the capture middleware: it may turn a render request into a plain one.
@@ -42,7 +44,11 @@ DOWNLOADER_MIDDLEWARES = {
 }
 
 # A page of several posts (a blog's front page) becomes one page item per post.
-SPIDER_MIDDLEWARES = {"spidercrawl.extract.posts.MultiPostMiddleware": 800}
+SPIDER_MIDDLEWARES = {
+    "spidercrawl.extract.posts.MultiPostMiddleware": 800,
+    # With REDIS_URL: marks the requests whose pages are done (spidercrawl/distributed/).
+    "spidercrawl.distributed.scheduler.InflightMiddleware": 10,
+}
 POSTS_SPLIT_ENABLED = True
 
 # --- Rendering (see spidercrawl/capture/browser.py) ---------------------------------
@@ -64,7 +70,7 @@ RENDER_BLOCK_RESOURCES = True
 RENDER_BLOCKED_RESOURCE_TYPES = ["image", "media", "font"]
 RENDER_ALLOWED_HOSTS: list[str] = []  # empty: any host (the spider narrows it for local copies)
 RENDER_VIEWPORT = [1600, 4000]
-RENDER_SCHEMES = ["https"]  # the spider sets this to its site's scheme
+RENDER_SCHEMES = ["http", "https"]  # one browser serves both (capture/browser.py)
 
 # --- Capture -------------------------------------------------------------------------
 CAPTURE_MAX_BLOCK_HTML = 65536  # characters of innerHTML kept per block
@@ -80,7 +86,8 @@ NEWS_RENDER = "articles"  # "articles": render article pages only; "all": every 
 # --- Learning and articles (spidercrawl/pipelines/learning.py) ------------------------------
 ITEM_PIPELINES = {
     "spidercrawl.pipelines.learning.SiteLearningPipeline": 300,  # page items -> articles
-    "spidercrawl.pipelines.incremental.IncrementalPipeline": 400,  # drop what is not new
+    # Drops what is not new; writes ARTICLES_FILE and the crawl's memory, article by article.
+    "spidercrawl.pipelines.delivery.DeliveryPipeline": 400,
     "spidercrawl.pipelines.jsonfeed.JsonFeedPipeline": 500,  # one JSON Feed per site
 }
 LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
@@ -106,14 +113,27 @@ DRIFT_MAX_FAILURE_SHARE = 0.5  # this share of them failing the rules/model: lea
 # --- Incremental crawls and feeds (pipelines/incremental.py, pipelines/jsonfeed.py) -------
 INCREMENTAL_ENABLED = True  # False: deliver every article, even ones delivered before
 STATE_DIR = "state"  # per-site memory of delivered articles: state/<site>.json
-INCREMENTAL_SAVE_EVERY = 50  # articles between saves of that memory (and at the end)
+# Articles between snapshots of that memory (and at the end); between snapshots each
+# delivered article is one line of state/<site>.journal, so a killed crawl loses nothing.
+INCREMENTAL_SAVE_EVERY = 500
 JSONFEED_ENABLED = True
 JSONFEED_PATH = "output/%(site)s/feed.json"  # one JSON Feed 1.1 document per site
 JSONFEED_MAX_ITEMS = 500  # newest items kept in each feed document
 
 # Where articles go when the command names no file: one JSON Lines file per site, appended,
-# articles only (spidercrawl/articles_file.py). With -o/-O FILE, items go to FILE instead;
-# "" writes no default file.
+# articles only, a whole line per article (spidercrawl/pipelines/articles_file.py). With
+# -o/-O FILE, items go to FILE instead; "" writes no default file.
 ARTICLES_FILE = "output/%(site)s/articles.jsonl"
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+
+# --- Many machines (spidercrawl/distributed/): scrapy-redis on a Redis server ------------
+# redis://HOST:PORT/DB turns it on: shared request queue and duplicate filter (kept between
+# runs), sites from a Redis queue (python -m spidercrawl.enqueue), exactly-once delivery
+# into a Redis stream (python -m spidercrawl.collect writes it to files).
+REDIS_URL = os.environ.get("SPIDERCRAWL_REDIS_URL", "")
+REDIS_PREFIX = "spidercrawl"  # every key starts with it
+REDIS_IDLE_CLOSE = 30  # seconds a worker waits with nothing queued before it stops
+REDIS_WAIT_FOREVER = False  # True: workers wait for more sites until stopped
+REDIS_WORKER_TIMEOUT = 60  # seconds without heartbeat before a worker's requests go back
+REDIS_LEARN_LOCK = 600  # seconds one worker may hold a site's learning lock (then it expires)

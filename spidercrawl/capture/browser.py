@@ -24,24 +24,56 @@ Settings (defaults in ``spidercrawl/settings.py``):
 ``RENDER_VIEWPORT``
     Browser window size; 1600x4000 like the ziyan-spider data, so geometry carries across.
 ``RENDER_SCHEMES``
-    URL schemes routed through the browser. Set by the spider to the crawled site's
-    scheme: each registered scheme launches a browser of its own.
+    URL schemes routed through the browser (http and https). One handler serves them all
+    (:class:`OneBrowserHandler`), so a run has one Chromium, whatever its sites' schemes.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import shutil
 from collections.abc import Iterable
+from typing import ClassVar
 from urllib.parse import urlsplit
+from weakref import WeakKeyDictionary
 
+from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 logger = logging.getLogger(__name__)
 
-PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+PLAYWRIGHT_HANDLER = "spidercrawl.capture.browser.OneBrowserHandler"
 DEFAULT_BROWSER_PATH = "/usr/bin/chromium"
+
+
+class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
+    """scrapy-playwright's handler, one instance per crawl for every scheme.
+
+    Scrapy builds a download handler per scheme, and each scrapy-playwright handler launches
+    a browser of its own: a run over http and https sites (local copies beside live sites,
+    or a distributed worker, which cannot know its sites' schemes in advance) would run two
+    Chromiums. Here the second scheme gets the first one's handler, closed once.
+    """
+
+    _by_crawler: ClassVar[WeakKeyDictionary[Crawler, OneBrowserHandler]] = WeakKeyDictionary()
+    _closed = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> OneBrowserHandler:
+        if crawler not in cls._by_crawler:
+            cls._by_crawler[crawler] = cls(crawler)
+        return cls._by_crawler[crawler]
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        result = super().close()
+        if inspect.isawaitable(result):
+            await result
 
 
 class SubresourceFilter:

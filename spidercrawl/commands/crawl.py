@@ -14,6 +14,7 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from spidercrawl.distributed import RedisUnavailableError, redis_client
 from spidercrawl.spiders.news import NewsSpider
 
 USAGE_ERROR = 2
@@ -23,9 +24,16 @@ class Command(ScrapyCrawlCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         if args and args[0] == NewsSpider.name:
             try:
-                NewsSpider(**opts.spargs)
+                NewsSpider.check_arguments(self.settings, **opts.spargs)
             except (TypeError, ValueError) as error:
                 sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {error}\n")
                 self.exitcode = USAGE_ERROR
                 return
+            if self.settings.get("REDIS_URL"):  # not a traceback from inside the engine
+                try:
+                    redis_client(self.settings.get("REDIS_URL"))
+                except RedisUnavailableError as error:
+                    sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {error}\n")
+                    self.exitcode = 1
+                    return
         super().run(args, opts)

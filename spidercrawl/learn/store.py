@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 from spidercrawl.learn.model import META_FILE, MODEL_FILE, SiteModel
@@ -56,6 +57,37 @@ class ModelStore:
         """Make ``model`` the site's model in use; the previous one becomes a version."""
         self.archive(site)
         return model.save(self.folder(site))
+
+    def files(self, site: str) -> dict[str, bytes]:
+        """The model in use as file contents by name (to publish it to other machines)."""
+        folder = self.folder(site)
+        return {
+            n: (folder / n).read_bytes() for n in (MODEL_FILE, META_FILE) if (folder / n).is_file()
+        }
+
+    def install(self, site: str, files: dict[str, bytes]) -> SiteModel | None:
+        """Make a model published by another machine the site's model in use; None if its
+        files do not load (the current model, if any, stays)."""
+        folder = self.folder(site)
+        version = str(json.loads(files[META_FILE]).get("version") or "")
+        if version and _version_of(folder) == version:  # installed already (a neighbour)
+            return self.load(site)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        for name in (MODEL_FILE, META_FILE):
+            (staging / name).write_bytes(files[name])
+        try:
+            SiteModel.load(staging)
+        except Exception as error:  # a broken publication must not replace a good model
+            logger.warning("%s: the published model does not load (%s): not installed", site, error)
+            shutil.rmtree(staging, ignore_errors=True)
+            return None
+        self.archive(site)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in (MODEL_FILE, META_FILE):
+            (staging / name).replace(folder / name)
+        shutil.rmtree(staging, ignore_errors=True)
+        return self.load(site)
 
     def archive(self, site: str) -> Path | None:
         """Move the model in use (if any) to ``versions/<version>/``; returns where."""

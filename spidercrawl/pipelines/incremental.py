@@ -1,20 +1,25 @@
 """Re-crawls bring only what is new: per-site memory of the articles already delivered.
 
-For each site, ``STATE_DIR/<site>.json`` remembers every article delivered so far: its URL
-key (:func:`spidercrawl.urls.article_key`: one key for www/non-www, tracking parameters,
-AMP versions...), a hash of its title and text, and when it was first and last seen. On
-the next crawl an article whose key and hash are known is dropped (unchanged), one whose
-hash changed passes as an update, and one whose text is already known under another key
-is dropped as a duplicate. Each article that passes says so in ``update``: ``new`` or
-``changed``.
+For each site the memory holds every article delivered so far: its URL key
+(:func:`spidercrawl.urls.article_key`: one key for www/non-www, tracking parameters, AMP
+versions...), a hash of its title and text, and when it was first and last seen. An
+article whose key and hash are known is unchanged, one whose hash changed is an update, and
+one whose text is already known under another key is a duplicate (:meth:`SiteMemory.judge`).
 
-The state is written atomically (temporary file, then rename) every
-``INCREMENTAL_SAVE_EVERY`` articles and when the spider closes. An interrupted crawl is
-resumed by running it again: what was delivered is known and not delivered twice.
+On one machine the memory survives a killed process (``kill -9``) at any moment:
 
-Settings: ``INCREMENTAL_ENABLED`` (True), ``STATE_DIR`` (``state``),
-``INCREMENTAL_SAVE_EVERY`` (50). Stats: ``spidercrawl/incremental/{new,changed,unchanged,
-duplicate}``.
+- ``STATE_DIR/<site>.journal`` gets one line per delivered article, written with a single
+  ``write`` of a complete line right after the article's own line went to the articles
+  file (:mod:`spidercrawl.pipelines.articles_file`), and tagged with that file's size;
+- ``STATE_DIR/<site>.json`` is a snapshot of the whole memory, written atomically at the
+  end of a crawl (and every ``INCREMENTAL_SAVE_EVERY`` articles), after which the journal
+  starts afresh;
+- loading replays the journal over the snapshot, then the articles file beyond the size the
+  journal last recorded: an article written there by a process killed before its journal
+  line is known as delivered, and a line cut in half by the kill is removed (it was never
+  delivered whole; the page is crawled again).
+
+With Redis (``REDIS_URL``) the memory lives there instead (:mod:`spidercrawl.distributed`).
 """
 
 from __future__ import annotations
@@ -22,23 +27,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from itemadapter import ItemAdapter
-from scrapy import Spider
-from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem, NotConfigured
+from typing import Any, Literal
 
 from spidercrawl.files import write_json_atomically
-from spidercrawl.learn.store import safe_name
 from spidercrawl.urls import article_key
 
 logger = logging.getLogger(__name__)
 
-STATE_FORMAT = 1
+STATE_FORMAT = 2
+Verdict = Literal["new", "changed", "unchanged", "duplicate"]
 
 
 def content_hash(title: str, text: str) -> str:
@@ -47,117 +47,196 @@ def content_hash(title: str, text: str) -> str:
     return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:32]
 
 
+@dataclass(frozen=True)
+class ArticleIdentity:
+    """What the memory knows an article by."""
+
+    key: str  # its URL key (posts of one page: plus a hash of their title)
+    url: str
+    digest: str  # content_hash of its title and text
+    has_text: bool
+
+
+def article_identity(article: dict[str, Any]) -> ArticleIdentity:
+    """The identity of an article item (or of an article read back from a file)."""
+    url = str(article.get("canonical_url") or article.get("url") or "")
+    key = article_key(url) or url
+    if article.get("post_of"):  # posts of one page share its URL; their titles differ
+        key = f"{key}#{content_hash(str(article.get('title') or ''), '')[:12]}"
+    title, text = str(article.get("title") or ""), str(article.get("text") or "")
+    return ArticleIdentity(key, url, content_hash(title, text), bool(text))
+
+
 @dataclass
 class SiteMemory:
-    """What one site's earlier crawls delivered."""
+    """What one site's earlier crawls delivered, kept on local disk (see module doc)."""
 
-    path: Path
+    path: Path  # the snapshot; the journal is beside it
     articles: dict[str, dict[str, str]] = field(default_factory=dict)  # key -> record
     by_hash: dict[str, str] = field(default_factory=dict)  # content hash -> key
     last_crawl: str = ""
+    articles_file: Path | None = None  # the file whose size the journal records
+    articles_offset: int = 0  # how much of it the memory already covers
     dirty: int = 0
+    recovered: int = 0  # articles found in the articles file but not in the journal
+    counts: dict[str, int] = field(default_factory=dict)  # verdicts of this crawl
+
+    @property
+    def journal_path(self) -> Path:
+        return self.path.with_suffix(".journal")
 
     @classmethod
-    def load(cls, path: Path) -> SiteMemory:
-        memory = cls(path)
-        if not path.exists():
-            return memory
-        try:
-            data = json.loads(path.read_text("utf-8"))
-            memory.articles = dict(data.get("articles") or {})
-            memory.last_crawl = str(data.get("last_crawl") or "")
-        except (OSError, ValueError, AttributeError) as error:
-            logger.warning("Unreadable crawl state %s (%s): starting afresh", path, error)
-            return cls(path)
+    def load(cls, path: Path, articles_file: Path | None = None) -> SiteMemory:
+        memory = cls(path, articles_file=articles_file)
+        memory._read_snapshot()
+        memory._replay_journal()
+        memory._recover_from_articles_file()
         memory.by_hash = {record["hash"]: key for key, record in memory.articles.items()}
         return memory
 
-    def save(self, last_crawl: str) -> None:
-        self.last_crawl = last_crawl or self.last_crawl
-        data = {"format": STATE_FORMAT, "last_crawl": self.last_crawl, "articles": self.articles}
-        write_json_atomically(self.path, data)
-        self.dirty = 0
+    def _read_snapshot(self) -> None:
+        if not self.path.exists():
+            return
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+            self.articles = {str(k): dict(v) for k, v in (data.get("articles") or {}).items()}
+            self.last_crawl = str(data.get("last_crawl") or "")
+            if self.articles_file is not None and data.get("articles_file") == str(
+                self.articles_file
+            ):
+                self.articles_offset = int(data.get("articles_offset") or 0)
+        except (OSError, ValueError, AttributeError, TypeError) as error:
+            logger.warning("Unreadable crawl state %s (%s): starting afresh", self.path, error)
+            self.articles, self.last_crawl, self.articles_offset = {}, "", 0
 
+    def _replay_journal(self) -> None:
+        try:
+            data = self.journal_path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            logger.warning("Unreadable crawl journal %s (%s)", self.journal_path, error)
+            return
+        if data and not data.endswith(b"\n"):  # cut by a kill: the next line must not join it
+            data = data[: data.rfind(b"\n") + 1]
+            os.truncate(self.journal_path, len(data))
+        for number, line in enumerate(data.splitlines(), 1):
+            try:
+                entry = json.loads(line)
+                key = str(entry.pop("key"))
+                offset = entry.pop("offset", None)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                logger.warning("%s line %d is damaged: skipped", self.journal_path, number)
+                continue
+            self.articles[key] = {k: str(v) for k, v in entry.items()}
+            if offset is not None:
+                self.articles_offset = int(offset)
 
-class IncrementalPipeline:
-    """Drops articles already delivered by an earlier crawl; marks new and changed ones."""
+    def _recover_from_articles_file(self) -> None:
+        """Articles written by a process killed before it journaled them were delivered."""
+        path = self.articles_file
+        if path is None or not path.exists():
+            return
+        size = path.stat().st_size
+        if size < self.articles_offset:
+            logger.info("%s is shorter than the state recorded (rotated?): not rechecked", path)
+            self.articles_offset = size
+            return
+        if size == self.articles_offset:
+            return
+        with path.open("rb") as file:
+            file.seek(self.articles_offset)
+            tail = file.read()
+        complete, _, partial = tail.rpartition(b"\n")
+        if partial:
+            cut = self.articles_offset + len(complete) + (1 if complete else 0)
+            os.truncate(path, cut)
+            logger.warning(
+                "%s ended in half a line (%d bytes, a killed process): removed; its page "
+                "will be crawled again",
+                path,
+                len(partial),
+            )
+        for line in complete.splitlines():
+            try:
+                article = json.loads(line)
+            except ValueError:
+                continue
+            identity = article_identity(article)
+            self.articles[identity.key] = {
+                "url": identity.url,
+                "hash": identity.digest,
+                "first_seen": str(article.get("crawled_at") or ""),
+                "last_seen": str(article.get("crawled_at") or ""),
+            }
+            self.recovered += 1
+        self.articles_offset = path.stat().st_size
+        if self.recovered:
+            logger.warning(
+                "%s: %d articles were written to %s by a crawl killed before it recorded "
+                "them: now known as delivered",
+                self.path.stem,
+                self.recovered,
+                path,
+            )
 
-    def __init__(self, crawler: Crawler) -> None:
-        settings = crawler.settings
-        if not settings.getbool("INCREMENTAL_ENABLED", True):
-            raise NotConfigured("INCREMENTAL_ENABLED is off: every article is delivered")
-        if not settings.getbool("LEARN_ENABLED", True):
-            raise NotConfigured("LEARN_ENABLED is off: page items, no articles to remember")
-        self.crawler = crawler
-        self.state_dir = Path(settings.get("STATE_DIR", "state"))
-        self.save_every = max(1, settings.getint("INCREMENTAL_SAVE_EVERY", 50))
-        self.sites: dict[str, SiteMemory] = {}
-        self.started = datetime.now(UTC).isoformat(timespec="seconds")
+    def judge(self, identity: ArticleIdentity) -> tuple[Verdict, str]:
+        """Whether the article is new, changed, unchanged or a duplicate, and of what."""
+        known = self.articles.get(identity.key)
+        if known is not None and known["hash"] == identity.digest:
+            return "unchanged", known.get("first_seen", "")
+        same_text = self.by_hash.get(identity.digest)
+        if same_text is not None and same_text != identity.key and identity.has_text:
+            return "duplicate", same_text
+        return ("changed" if known is not None else "new"), ""
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> IncrementalPipeline:
-        return cls(crawler)
+    def touch(self, identity: ArticleIdentity, now: str) -> None:
+        """An unchanged article was seen again (saved with the next snapshot)."""
+        self.articles[identity.key]["last_seen"] = now
 
-    def _memory(self, site: str) -> SiteMemory:
-        if site not in self.sites:
-            memory = SiteMemory.load(self.state_dir / f"{safe_name(site)}.json")
-            if memory.last_crawl:
-                logger.info(
-                    "%s: %d articles known from crawls up to %s; only new or changed ones "
-                    "are delivered", site, len(memory.articles), memory.last_crawl,
-                )  # fmt: skip
-            self.sites[site] = memory
-        return self.sites[site]
-
-    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
-        adapter = ItemAdapter(item)
-        if "text" not in adapter or "method" not in adapter:  # not an article
-            return item
-        memory = self._memory(str(adapter.get("site") or "unknown"))
-        url = str(adapter.get("canonical_url") or adapter.get("url") or "")
-        key = article_key(url) or url
-        if adapter.get("post_of"):  # posts of one page share its URL; their titles differ
-            key = f"{key}#{content_hash(str(adapter.get('title') or ''), '')[:12]}"
-        digest = content_hash(str(adapter.get("title") or ""), str(adapter.get("text") or ""))
-        stats = self.crawler.stats
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        known = memory.articles.get(key)
-        if known is not None and known["hash"] == digest:
-            known["last_seen"] = now
-            stats.inc_value("spidercrawl/incremental/unchanged")
-            raise DropItem(f"unchanged since {known['first_seen']}: {url}", log_level="DEBUG")
-        same_text = memory.by_hash.get(digest)
-        if same_text is not None and same_text != key and adapter.get("text"):
-            stats.inc_value("spidercrawl/incremental/duplicate")
-            raise DropItem(f"same text as {same_text}: {url}", log_level="INFO")
-        update = "changed" if known is not None else "new"
-        stats.inc_value(f"spidercrawl/incremental/{update}")
+    def record(self, identity: ArticleIdentity, now: str, offset: int | None) -> None:
+        """The article was delivered: remember it, in the journal first."""
+        known = self.articles.get(identity.key)
         if known is not None:
-            memory.by_hash.pop(known["hash"], None)
-        memory.articles[key] = {
-            "url": url,
-            "hash": digest,
+            self.by_hash.pop(known["hash"], None)
+        record = {
+            "url": identity.url,
+            "hash": identity.digest,
             "first_seen": known["first_seen"] if known else now,
             "last_seen": now,
         }
-        memory.by_hash[digest] = key
-        adapter["update"] = update
-        memory.dirty += 1
-        if memory.dirty >= self.save_every:
-            memory.save(self.started)
-        return item
+        line = {"key": identity.key, **record}
+        if offset is not None:
+            line["offset"] = offset
+            self.articles_offset = offset
+        append_line(self.journal_path, json.dumps(line, ensure_ascii=False))
+        self.articles[identity.key] = record
+        self.by_hash[identity.digest] = identity.key
+        self.dirty += 1
 
-    def close_spider(self, spider: Spider | None = None) -> None:
-        """Runs once every item is through the pipelines (before ``spider_closed``)."""
-        for site, memory in self.sites.items():
-            memory.save(self.started)
-            stats = self.crawler.stats
-            logger.info(
-                "%s: %d new, %d changed, %d unchanged, %d duplicates (state in %s)",
-                site,
-                stats.get_value("spidercrawl/incremental/new", 0),
-                stats.get_value("spidercrawl/incremental/changed", 0),
-                stats.get_value("spidercrawl/incremental/unchanged", 0),
-                stats.get_value("spidercrawl/incremental/duplicate", 0),
-                memory.path,
-            )
+    def save(self, last_crawl: str) -> None:
+        """A snapshot of the whole memory; the journal it covers is then emptied."""
+        self.last_crawl = last_crawl or self.last_crawl
+        data: dict[str, Any] = {
+            "format": STATE_FORMAT,
+            "last_crawl": self.last_crawl,
+            "articles_file": str(self.articles_file) if self.articles_file else None,
+            "articles_offset": self.articles_offset,
+            "articles": self.articles,
+        }
+        write_json_atomically(self.path, data)
+        # Killed here, the journal is replayed over a snapshot that holds it already: the
+        # same records again, no harm.
+        self.journal_path.unlink(missing_ok=True)
+        self.dirty = 0
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line with a single ``write``: a killed process leaves it whole or absent
+    (only half of it if the write itself is cut, which loading repairs)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(handle, (line + "\n").encode("utf-8"))
+    finally:
+        os.close(handle)

@@ -1,11 +1,12 @@
 """One JSON Feed 1.1 document per site (https://jsonfeed.org/version/1.1).
 
 Articles of each site are collected during the crawl; when the spider closes they are
-merged with the items of the site's existing feed document (same ``id``: the newer one
-wins), newest first, capped at ``JSONFEED_MAX_ITEMS``, checked against the specification's
-rules (``jsonfeed-1.1.schema.json``, written from the spec), and written atomically: a
-crash never leaves a half-written feed. Fields the spec has no place for go under the
-``_spidercrawl`` extension object.
+merged with the items of the site's existing feed document and with the newest lines of
+its articles file (same ``id``: the newer one wins; so the articles of a killed crawl reach
+the feed with the next run), newest first, capped at ``JSONFEED_MAX_ITEMS``, checked
+against the specification's rules (``jsonfeed-1.1.schema.json``, written from the spec),
+and written atomically: a crash never leaves a half-written feed. Fields the spec has no
+place for go under the ``_spidercrawl`` extension object.
 
 Settings: ``JSONFEED_ENABLED`` (True), ``JSONFEED_PATH`` (``output/%(site)s/feed.json``),
 ``JSONFEED_MAX_ITEMS`` (500).
@@ -29,6 +30,11 @@ from scrapy.exceptions import NotConfigured
 
 from spidercrawl.files import write_json_atomically
 from spidercrawl.learn.store import safe_name
+from spidercrawl.pipelines.articles_file import (
+    articles_file_path,
+    articles_file_template,
+    last_lines,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +126,10 @@ class JsonFeedPipeline:
             raise NotConfigured("JSONFEED_ENABLED is off")
         if not settings.getbool("LEARN_ENABLED", True):
             raise NotConfigured("LEARN_ENABLED is off: page items, no articles to feed")
+        if settings.get("REDIS_URL"):
+            raise NotConfigured("with Redis, python -m spidercrawl.collect writes the feeds")
         self.crawler = crawler
+        self.articles_template = articles_file_template(settings)
         self.path_template = settings.get("JSONFEED_PATH", "output/%(site)s/feed.json")
         self.max_items = max(1, settings.getint("JSONFEED_MAX_ITEMS", 500))
         self.items: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -150,48 +159,70 @@ class JsonFeedPipeline:
         return item
 
     def open_spider(self) -> None:
-        """The crawled site gets its feed written even when no article of it is new."""
-        site = getattr(self.crawler.spider, "site", "")
-        if site:
+        """The crawled sites get their feed written even when no article of theirs is new."""
+        for site in getattr(self.crawler.spider, "site_names", list)():
             self.items.setdefault(site, {})
             self.home_pages.setdefault(site, f"https://{site}/")
 
     def close_spider(self, spider: Spider | None = None) -> None:
         for site, items in self.items.items():
-            path = self.path(site)
-            merged = {**{i["id"]: i for i in self._previous_items(path)}, **items}
-            valid = []
-            for entry in sorted(merged.values(), key=_newest_first, reverse=True):
-                problems = feed_errors({"version": VERSION, "title": site, "items": [entry]})
-                if problems:
-                    logger.warning("Left out of %s's feed: %s (%s)", site, entry["id"], problems[0])
-                    continue
-                valid.append(entry)
-            document = {
-                "version": VERSION,
-                "title": site,
-                "home_page_url": self.home_pages.get(site, f"https://{site}/"),
-                "description": f"Articles of {site}, extracted by spidercrawl",
-                "items": valid[: self.max_items],
-            }
-            problems = feed_errors({**document, "items": []})  # the items were checked above
-            if problems:  # the document's own fields: this would be our own bug
-                logger.error("%s: JSON Feed not written, it breaks the spec: %s", site, problems[0])
-                continue
-            write_json_atomically(path, document)
-            logger.info(
-                "%s: JSON Feed with %d items (%d new or changed in this crawl) written to %s",
-                site, len(document["items"]), len(items), path,
-            )  # fmt: skip
+            write_site_feed(
+                site,
+                self.path(site),
+                items,
+                articles_file_path(self.articles_template, site),
+                self.max_items,
+                self.home_pages.get(site, f"https://{site}/"),
+            )
 
-    @staticmethod
-    def _previous_items(path: Path) -> list[dict[str, Any]]:
-        if not path.exists():
-            return []
-        try:
-            document = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError) as error:
-            logger.warning("Ignoring the unreadable feed %s (%s)", path, error)
-            return []
-        items = document.get("items") if isinstance(document, dict) else None
-        return [i for i in items or [] if isinstance(i, dict) and i.get("id")]
+
+def write_site_feed(
+    site: str,
+    path: Path,
+    items: dict[str, dict[str, Any]],
+    articles_path: Path | None,
+    max_items: int,
+    home_page: str = "",
+) -> None:
+    """Merge the feed at ``path`` with the newest delivered articles and ``items`` (feed
+    entries by id), check it against the spec and write it atomically."""
+    merged = {i["id"]: i for i in _previous_items(path)}
+    if articles_path is not None:
+        delivered = (feed_item(a) for a in last_lines(articles_path, 2 * max_items))
+        merged.update((i["id"], i) for i in delivered if i["id"])
+    merged.update(items)
+    valid = []
+    for entry in sorted(merged.values(), key=_newest_first, reverse=True):
+        problems = feed_errors({"version": VERSION, "title": site, "items": [entry]})
+        if problems:
+            logger.warning("Left out of %s's feed: %s (%s)", site, entry["id"], problems[0])
+            continue
+        valid.append(entry)
+    document = {
+        "version": VERSION,
+        "title": site,
+        "home_page_url": home_page or f"https://{site}/",
+        "description": f"Articles of {site}, extracted by spidercrawl",
+        "items": valid[:max_items],
+    }
+    problems = feed_errors({**document, "items": []})  # the items were checked above
+    if problems:  # the document's own fields: this would be our own bug
+        logger.error("%s: JSON Feed not written, it breaks the spec: %s", site, problems[0])
+        return
+    write_json_atomically(path, document)
+    logger.info(
+        "%s: JSON Feed with %d items (%d new or changed in this crawl) written to %s",
+        site, len(document["items"]), len(items), path,
+    )  # fmt: skip
+
+
+def _previous_items(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as error:
+        logger.warning("Ignoring the unreadable feed %s (%s)", path, error)
+        return []
+    items = document.get("items") if isinstance(document, dict) else None
+    return [i for i in items or [] if isinstance(i, dict) and i.get("id")]

@@ -84,6 +84,8 @@ class SiteState:
     relearning_from: list[dict[str, Any]] = field(default_factory=list)
     titles: SiteTitles = field(default_factory=SiteTitles)  # learns the site's own name
     drawn_by_javascript: int = 0  # pages whose article only the browser's DOM holds
+    outgrown: str = ""  # the version drift retired (not to be taken back from Redis)
+    waiting_for_other: bool = False  # with Redis: another worker holds the learning lock
 
 
 class SiteLearningPipeline:
@@ -118,6 +120,11 @@ class SiteLearningPipeline:
         )
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
+        self.shared = None  # with Redis: pages, lock and models shared by every worker
+        if settings.get("REDIS_URL"):
+            from spidercrawl.distributed.learning import SharedLearning
+
+            self.shared = SharedLearning.from_settings(settings)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SiteLearningPipeline:
@@ -133,7 +140,7 @@ class SiteLearningPipeline:
     def spider_closed(self, spider: Spider) -> None:
         if self.watchdog.running:
             self.watchdog.stop()
-        self._settle_all("the crawl ended")
+        self._settle_all("the crawl ended", final=True)
 
     # -- items ------------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Spider | None = None) -> Any:
@@ -145,7 +152,7 @@ class SiteLearningPipeline:
         state = self.sites.get(site)
         if state is None:
             state = self.sites[site] = SiteState(
-                model=self.store.load(site),
+                model=self._load_model(site),
                 fits=deque(maxlen=self.drift_window),
                 misfits=deque(maxlen=self.min_pages),
             )
@@ -169,9 +176,50 @@ class SiteLearningPipeline:
             logger.info(
                 "%s: no model yet; holding pages until %d have arrived", site, self.min_pages
             )
-        if len(state.held) + len(state.relearning_from) >= self.min_pages:
+        if self.shared is not None:
+            count = self.shared.add_page(site, page) if page.get("texts") else 0
+            self._settle_shared(site, state, f"{count} pages arrived from every worker", count)
+        elif len(state.held) + len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, f"{len(state.held)} pages arrived")
         return await future
+
+    def _load_model(self, site: str) -> SiteModel | None:
+        model = self.store.load(site)
+        if self.shared is not None:
+            model = self._take_published(site, model, "") or model
+        return model
+
+    def _take_published(
+        self, site: str, current: SiteModel | None, outgrown: str
+    ) -> SiteModel | None:
+        """The model another worker published for the site, if it is newer than ours."""
+        assert self.shared is not None
+        version = self.shared.published_version(site)
+        if not version or version == outgrown or (current and current.version_ == version):
+            return None
+        model = self.store.install(site, self.shared.published_files(site))
+        if model is not None:
+            logger.info("%s: using the model %s published in Redis", site, model.version_)
+        return model
+
+    def _settle_shared(self, site: str, state: SiteState, why: str, count: int = 0) -> bool:
+        """With Redis: take the model another worker published, or learn it under the
+        site's lock from the pages every worker shared. False: still waiting."""
+        assert self.shared is not None
+        model = self._take_published(site, state.model, state.outgrown)
+        if model is not None:
+            state.model = model
+            self._release(site, state)
+            self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=model)
+            return True
+        count = count or self.shared.count(site)
+        if count < self.min_pages or not self.shared.lock(site):
+            return False
+        try:
+            self._settle(site, state, why, pages=self.shared.pages(site))
+        finally:
+            self.shared.unlock(site)
+        return True
 
     def _drop_if_not_article(self, page: dict[str, Any], state: SiteState) -> list[Block]:
         """Home, section and tag pages are neither learned from nor delivered. Returns the
@@ -192,10 +240,13 @@ class SiteLearningPipeline:
         return page_kind(page, blocks, learned_minimum)
 
     # -- learning ---------------------------------------------------------------------------
-    def _settle(self, site: str, state: SiteState, why: str) -> None:
-        """Learn from the held pages (or fall back) and release them as articles."""
-        pages = [page for page, _ in state.held if page.get("texts")]
-        pages = state.relearning_from + pages
+    def _settle(
+        self, site: str, state: SiteState, why: str, pages: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Learn from the held pages (or ``pages``; or fall back), release them as articles."""
+        if pages is None:
+            pages = [page for page, _ in state.held if page.get("texts")]
+            pages = state.relearning_from + pages
         state.relearning_from = []
         state.settled = True
         if len(pages) >= min(self.min_pages, self.min_pages_at_end):
@@ -210,6 +261,11 @@ class SiteLearningPipeline:
                     "%s: learned a model from %d pages (%s) in %.1f s; saved to %s",
                     site, len(pages), why, time.perf_counter() - started, folder,
                 )  # fmt: skip
+                if self.shared is not None:
+                    self.shared.publish(site, state.model.version_, self.store.files(site))
+                    logger.info(
+                        "%s: model %s published for every worker", site, state.model.version_
+                    )
                 self.crawler.signals.send_catch_log(
                     signal=site_model_changed, site=site, model=state.model
                 )
@@ -221,19 +277,55 @@ class SiteLearningPipeline:
         if state.model is None:
             logger.warning("%s: %s; extracting by text density", site, state.fallback_reason)
             self.crawler.stats.inc_value("spidercrawl/learn/fallback_sites")
+        self._release(site, state)
+
+    def _release(self, site: str, state: SiteState) -> None:
+        """The site is settled: its held pages become articles."""
+        state.settled = True
+        state.relearning_from = []
         held, state.held = state.held, []
         for page, future in held:
             if not future.done():
                 future.set_result(self._extract(page, state))
 
-    def _settle_all(self, why: str) -> None:
+    def _settle_all(self, why: str, final: bool = False) -> None:
+        """Settle every waiting site; ``final``: the crawl is over, nothing may wait."""
         for site, state in self.sites.items():
-            if state.held or state.relearning_from:
+            if not (state.held or state.relearning_from):
+                continue
+            if self.shared is None:
                 self._settle(site, state, why)
+            elif self.shared.lock(site):
+                try:
+                    self._settle(site, state, why, pages=self._pages_to_learn(site, state))
+                finally:
+                    self.shared.unlock(site)
+            elif final:
+                state.fallback_reason = "another worker was still learning the site"
+                self._release(site, state)
+            elif not state.waiting_for_other:  # its model comes soon; wait for it
+                state.waiting_for_other = True
+                logger.info("%s: another worker is learning the site; waiting for its model", site)
+
+    def _pages_to_learn(self, site: str, state: SiteState) -> list[dict[str, Any]]:
+        assert self.shared is not None
+        pages = self.shared.pages(site)
+        return pages or [page for page, _ in state.held if page.get("texts")]
 
     def _settle_if_only_held_pages_left(self) -> None:
         """Settle waiting sites when the crawl has nothing else to do (else it would wait
-        for them forever: held pages keep the engine from going idle)."""
+        for them forever: held pages keep the engine from going idle). With Redis, first
+        look for a model another worker published."""
+        try:
+            self._settle_waiting_sites()
+        except Exception:  # a failure here must not stop the watchdog (held pages wait on it)
+            logger.exception("Settling the waiting sites failed; trying again in a second")
+
+    def _settle_waiting_sites(self) -> None:
+        if self.shared is not None:
+            for site, state in self.sites.items():
+                if state.held and not state.settled:
+                    self._settle_shared(site, state, "pages arrived from every worker")
         held = sum(len(state.held) for state in self.sites.values())
         if held and _only_held_items_left(self.crawler, held):
             self._settle_all("no more pages are coming")
@@ -267,12 +359,18 @@ class SiteLearningPipeline:
             site, state.model.version_, failures, len(state.fits), archived,
         )  # fmt: skip
         self.crawler.stats.inc_value("spidercrawl/learn/relearned_sites")
+        state.outgrown = state.model.version_
         state.model, state.settled = None, False
         state.relearning_from = list(state.misfits)
         state.fits.clear()
         state.misfits.clear()
         self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=None)
-        if len(state.relearning_from) >= self.min_pages:
+        if self.shared is not None:  # the pages go where every worker learns from
+            for misfit in state.relearning_from:
+                self.shared.add_page(site, misfit)
+            state.relearning_from = []
+            self._settle_shared(site, state, "the template changed")
+        elif len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, "the template changed")
 
     def _drawn_by_javascript(self, site: str, state: SiteState, page: dict[str, Any]) -> bool:

@@ -1,20 +1,28 @@
-"""The ``news`` spider: finds one site's articles and renders each of them once.
+"""The ``news`` spider: finds each site's articles and renders each of them once.
 
 Usage::
 
     scrapy crawl news -a site=npr.org
+    scrapy crawl news -a site=npr.org,bbc.co.uk
+    scrapy crawl news -a sites=sites.txt
     scrapy crawl news -a site=harbourtimes.example -a base_url=http://127.0.0.1:8000/ \\
         -a max_pages=20 -O pages.jsonl
+    scrapy crawl news -s REDIS_URL=redis://127.0.0.1:6379/0   # sites from Redis
 
 Arguments:
 
 ``site``
-    The site's name (a host name). Items carry it; models are stored under it.
+    The site's name (a host name), or several, comma-separated. Items carry it; models
+    are stored under it.
+``sites``
+    A sites file: one ``HOST`` or ``HOST BASE_URL`` per line (:mod:`spidercrawl.sites`).
+    Every site gets its own limits, its own log lines and a summary line at the end; one
+    browser serves them all.
 ``base_url``
     Where to fetch the site from, when that is not ``https://SITE/`` (a local copy
     served by ``python -m spidercrawl.serve``). The items keep the name ``site``.
 ``max_pages``
-    Render at most this many pages (default ``NEWS_MAX_PAGES``, 0 = no limit).
+    Render at most this many pages per site (default ``NEWS_MAX_PAGES``, 0 = no limit).
 ``max_depth``
     How many links deep to follow from the home page (default ``NEWS_MAX_DEPTH``).
 ``render``
@@ -26,20 +34,27 @@ links followed from the home page. URLs from news sitemaps and feeds are article
 definition and go straight to the browser; any other page is fetched plainly first and
 rendered only if it declares itself an article (og:type, JSON-LD) or, failing that,
 has an article-shaped URL.
+
+With ``REDIS_URL`` (:mod:`spidercrawl.distributed`), the scheduler and the pages already
+claimed live in Redis, sites come from a Redis queue when the worker is idle, and the worker
+stops once that queue and the request queue stay empty for ``REDIS_IDLE_CLOSE`` seconds.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
+from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 from twisted.python.failure import Failure
@@ -49,6 +64,7 @@ from spidercrawl import discovery
 from spidercrawl.capture.page_item import build_page_item
 from spidercrawl.capture.static import static_capture
 from spidercrawl.items import PageItem
+from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +73,7 @@ HTML_CONTENT_TYPES = {"text/html", "application/xhtml+xml"}
 
 
 class NewsSpider(scrapy.Spider):
-    """Crawls one news site and yields a :class:`PageItem` per rendered article."""
+    """Crawls news sites and yields a :class:`PageItem` per rendered article."""
 
     name = "news"
 
@@ -68,22 +84,13 @@ class NewsSpider(scrapy.Spider):
         max_pages: str | int | None = None,
         max_depth: str | int | None = None,
         render: str | None = None,
+        sites: str = "",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        site = site.strip().lower()
-        if not site:
-            raise ValueError("which site? scrapy crawl news -a site=HOST (e.g. -a site=npr.org)")
-        if "://" in site:
-            site = urlsplit(site).hostname or ""
-        self.site = site.removeprefix("www.")
-        self.base_url = (base_url or f"https://{site}/").rstrip("/") + "/"
-        base = urlsplit(self.base_url)
-        if base.scheme not in ("http", "https") or not base.hostname:
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        self.base_host = base.hostname
-        self.is_local_copy = bool(base_url) and base.hostname != site
-        self.allowed_domains = [self.base_host]
+        self.specs = sites_from_arguments(site, sites, base_url)
+        # One site: its name, for the components that serve a single site (evaluation).
+        self.site = self.specs[0].name if len(self.specs) == 1 else ""
         # Checked here, so that the crawl command rejects them before the engine starts;
         # the settings' defaults fill in what is not given (from_crawler).
         self._args = {
@@ -96,16 +103,28 @@ class NewsSpider(scrapy.Spider):
         self.max_pages = 0
         self.max_depth = 0
         self.render_mode = "articles"
-        self._scheduled: set[str] = set()  # canonical URLs sent to the browser
-        self._visited: set[str] = set()  # canonical URLs fetched plainly
+        self.targets: dict[str, SiteCrawl] = {}
+        self.ledger: Ledger = LocalLedger()
+        self.site_queue: Any = None  # with Redis: where the sites come from
         # Not ``allow_domains``: Scrapy compares it with the host *and port* of each link, so
         # a local copy on 127.0.0.1:8000 would follow none of its own links.
         self._links = LinkExtractor(unique=True)
 
     @classmethod
+    def check_arguments(cls, settings: BaseSettings, **arguments: Any) -> None:
+        """ValueError with a one-line reason if the arguments cannot make a crawl."""
+        spider = cls(**arguments)
+        if not spider.specs and not settings.get("REDIS_URL"):
+            raise ValueError(
+                "which site? scrapy crawl news -a site=HOST (e.g. -a site=npr.org), "
+                "-a site=a.com,b.com or -a sites=FILE"
+            )
+
+    @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> NewsSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
+        cls.check_arguments(settings, **kwargs)
         args = spider._args
         spider.max_pages = _count("max_pages", args["max_pages"], settings.getint("NEWS_MAX_PAGES"))
         spider.max_depth = _count("max_depth", args["max_depth"], settings.getint("NEWS_MAX_DEPTH"))
@@ -114,125 +133,178 @@ class NewsSpider(scrapy.Spider):
             raise ValueError(f"render must be one of {RENDER_MODES}, got {spider.render_mode!r}")
         spider.keep_html = settings.getbool("CAPTURE_KEEP_HTML")
         # Read by the render add-on, which runs after the spider is created.
-        settings.set("RENDER_SCHEMES", [urlsplit(spider.base_url).scheme], priority="spider")
-        if spider.is_local_copy:
-            settings.set("RENDER_ALLOWED_HOSTS", [spider.base_host], priority="spider")
+        if settings.get("REDIS_URL"):  # sites arrive during the crawl, from anywhere
+            from spidercrawl.distributed.sites import RedisLedger, RedisSiteQueue
+
+            spider.site_queue = RedisSiteQueue.from_crawler(crawler)
+            spider.ledger = RedisLedger(spider.site_queue.redis, spider.site_queue.prefix)
+            crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
+        elif all(spec.is_local_copy for spec in spider.specs):
+            hosts = sorted({spec.base_host for spec in spider.specs})
+            settings.set("RENDER_ALLOWED_HOSTS", hosts, priority="spider")
         return spider
+
+    def site_names(self) -> list[str]:
+        """The sites this run was asked to crawl (their feeds are written even if empty)."""
+        return [spec.name for spec in self.specs]
 
     # --- discovery -----------------------------------------------------------------
 
     async def start(self) -> AsyncIterator[Any]:
+        if self.site_queue is not None:
+            self.site_queue.push(self.specs)  # -a site= with Redis: into the shared queue
+            return  # the sites are taken from the queue when this worker is idle
+        if len(self.specs) > 1:
+            logger.info("Crawling %d sites: %s", len(self.specs), ", ".join(self.site_names()))
+        for spec in self.specs:
+            for request in self._start_site(spec):
+                yield request
+
+    def _start_site(self, spec: SiteSpec) -> Iterator[scrapy.Request]:
+        target = self._register(spec)
         logger.info(
-            "Crawling %s from %s (max_pages=%s, max_depth=%s, render=%s)",
-            self.site,
-            self.base_url,
+            "%s: crawling from %s (max_pages=%s, max_depth=%s, render=%s)",
+            spec.name,
+            spec.base_url,
             self.max_pages or "unlimited",
             self.max_depth,
             self.render_mode,
         )
+        base_url = target.spec.base_url
+        meta = {"site": spec.name}
         yield scrapy.Request(
-            urljoin(self.base_url, "robots.txt"),
+            urljoin(base_url, "robots.txt"),
             callback=self.parse_robots,
             errback=self.on_discovery_error,
-            meta={"dont_obey_robotstxt": True},
+            meta={**meta, "dont_obey_robotstxt": True},
             priority=30,
         )
         yield scrapy.Request(
-            urljoin(self.base_url, "sitemap.xml"),
+            urljoin(base_url, "sitemap.xml"),
             callback=self.parse_sitemap,
             errback=self.on_discovery_error,
+            meta=meta,
             priority=20,
         )
         yield scrapy.Request(
-            self.base_url,
+            base_url,
             callback=self.parse_page,
             errback=self.on_discovery_error,
-            meta={"hops": 0, "discovered_by": "start"},
+            meta={**meta, "hops": 0, "discovered_by": "start"},
             priority=10,
         )
 
+    def _register(self, spec: SiteSpec) -> SiteCrawl:
+        if spec.name not in self.targets:
+            self.targets[spec.name] = SiteCrawl(spec)
+        return self.targets[spec.name]
+
+    def _target(self, meta: dict[str, Any]) -> SiteCrawl:
+        """The site a request belongs to (with Redis, possibly started by another worker)."""
+        name = str(meta.get("site") or self.site)
+        target = self.targets.get(name)
+        if target is None:
+            spec = self.site_queue.spec(name) if self.site_queue is not None else None
+            target = self._register(spec or SiteSpec.parse(name))
+        return target
+
+    def on_idle(self, spider: scrapy.Spider | None = None) -> None:
+        """With Redis: take the next site from the queue, or wait while others crawl."""
+        spec = self.site_queue.pop()
+        if spec is not None:
+            for request in self._start_site(spec):
+                self.crawler.engine.crawl(request)
+            raise DontCloseSpider
+        if self.site_queue.keep_waiting():
+            raise DontCloseSpider
+
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
+        site = response.meta["site"]
         for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            yield self._sitemap_request(url)
+            yield self._sitemap_request(url, site)
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         content = discovery.read_sitemap(response)
         if content is None:
             logger.debug("Not a sitemap: %s", response.url)
             return
+        target = self._target(response.meta)
         self.crawler.stats.inc_value("spidercrawl/discovery/sitemaps")
         for url in content.sitemaps:
-            yield self._sitemap_request(url)
+            yield self._sitemap_request(url, target.name)
         source = "news-sitemap" if content.is_news else "sitemap"
         for url in content.urls:
             render = self.render_mode == "all" or discovery.looks_like_article_url(url)
             if content.is_news or render:
-                yield from self._render(url, source)
+                yield from self._render(target, url, source)
             else:
-                yield from self._visit(url, source, hops=self.max_depth)
+                yield from self._visit(target, url, source, hops=self.max_depth)
 
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
         self.crawler.stats.inc_value("spidercrawl/discovery/feeds")
+        target = self._target(response.meta)
         for url in discovery.feed_entry_urls(response):
-            yield from self._render(url, "feed")
+            yield from self._render(target, url, "feed")
 
     def parse_page(self, response: Response) -> Iterator[scrapy.Request]:
         """A plainly fetched page: render it if it is an article, follow its links."""
         if not isinstance(response, TextResponse):
             return
+        target = self._target(response.meta)
         hops = response.meta.get("hops", 0)
         if hops == 0:
             for url in discovery.feed_urls(response):
-                yield scrapy.Request(url, callback=self.parse_feed, errback=self.on_discovery_error)
+                yield scrapy.Request(
+                    url,
+                    callback=self.parse_feed,
+                    errback=self.on_discovery_error,
+                    meta={"site": target.name},
+                )
         if self.render_mode == "all" or discovery.is_article(response):
-            yield from self._render(response.url, response.meta.get("discovered_by", "link"))
-        yield from self._follow_links(response, hops)
+            source = response.meta.get("discovered_by", "link")
+            yield from self._render(target, response.url, source)
+        yield from self._follow_links(target, response, hops)
 
-    def _follow_links(self, response: Response, hops: int) -> Iterator[scrapy.Request]:
+    def _follow_links(
+        self, target: SiteCrawl, response: Response, hops: int
+    ) -> Iterator[scrapy.Request]:
         if hops >= self.max_depth:
             return
         for link in self._links.extract_links(response):
-            if not self._on_site(link.url):
+            if not target.on_site(link.url):
                 continue
             if discovery.looks_like_article_url(link.url):
-                yield from self._render(link.url, "link")
+                yield from self._render(target, link.url, "link")
             else:
-                yield from self._visit(link.url, "link", hops=hops + 1)
+                yield from self._visit(target, link.url, "link", hops=hops + 1)
 
-    def _on_site(self, url: str) -> bool:
-        """Whether a link stays on the crawled site (its host or a subdomain; any port)."""
-        host = (urlsplit(url).hostname or "").lower()
-        return host == self.base_host or host.endswith(f".{self.base_host}")
+    def _sitemap_request(self, url: str, site: str) -> scrapy.Request:
+        return scrapy.Request(
+            url, callback=self.parse_sitemap, errback=self.on_discovery_error, meta={"site": site}
+        )
 
-    def _sitemap_request(self, url: str) -> scrapy.Request:
-        return scrapy.Request(url, callback=self.parse_sitemap, errback=self.on_discovery_error)
-
-    def _visit(self, url: str, source: str, hops: int) -> Iterator[scrapy.Request]:
-        key = canonicalize_url(url)
-        if key in self._visited or key in self._scheduled or self._budget_spent():
+    def _visit(
+        self, target: SiteCrawl, url: str, source: str, hops: int
+    ) -> Iterator[scrapy.Request]:
+        if not self.ledger.claim_visit(target.name, canonicalize_url(url), self.max_pages):
             return
-        self._visited.add(key)
         yield scrapy.Request(
             url,
             callback=self.parse_page,
             errback=self.on_discovery_error,
-            meta={"hops": hops, "discovered_by": source},
+            meta={"hops": hops, "discovered_by": source, "site": target.name},
         )
 
-    def _budget_spent(self) -> bool:
-        return bool(self.max_pages) and len(self._scheduled) >= self.max_pages
-
-    def _render(self, url: str, source: str) -> Iterator[scrapy.Request]:
-        key = canonicalize_url(url)
-        if key in self._scheduled or self._budget_spent():
+    def _render(self, target: SiteCrawl, url: str, source: str) -> Iterator[scrapy.Request]:
+        if not self.ledger.claim_render(target.name, canonicalize_url(url), self.max_pages):
             return
-        self._scheduled.add(key)
+        target.scheduled += 1
         self.crawler.stats.inc_value(f"spidercrawl/discovery/{source}")
         yield scrapy.Request(
             url,
             callback=self.parse_article,
             errback=self.on_render_error,
-            meta={"render": True, "discovered_by": source},
+            meta={"render": True, "discovered_by": source, "site": target.name},
             dont_filter=True,  # the same URL may have been fetched plainly before
             priority=5,
         )
@@ -241,59 +313,73 @@ class NewsSpider(scrapy.Spider):
 
     def parse_article(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
         stats = self.crawler.stats
+        target = self._target(response.meta)
         capture = response.meta.get("capture")
         content_type = _content_type(response)
         if content_type and content_type not in HTML_CONTENT_TYPES:
-            self._count_failure(response.url, f"not an HTML page: {content_type}")
+            self._count_failure(target, response.url, f"not an HTML page: {content_type}")
             return
         if not isinstance(response, TextResponse):
-            self._count_failure(response.url, "not an HTML page")
+            self._count_failure(target, response.url, "not an HTML page")
             return
         if capture is None:
             reason = response.meta.get("capture_error") or "the capture script returned nothing"
             if "download" in reason:
-                self._count_failure(response.url, reason)
+                self._count_failure(target, response.url, reason)
                 return
-            yield from self._from_raw_html(response, reason)  # the browser's DOM, unmeasured
+            yield from self._from_raw_html(target, response, reason)  # the browser's DOM
             return
         item = build_page_item(
             response,
             capture,
-            site=self.site,
+            site=target.name,
             discovered_by=response.meta.get("discovered_by", "link"),
             keep_html=self.keep_html,
         )
         rendered = item["capture_mode"] == "browser"
         stats.inc_value("spidercrawl/pages/rendered" if rendered else "spidercrawl/pages/fast_path")
+        if rendered:
+            target.rendered += 1
+        else:
+            target.fast_path += 1
         if not item["texts"] and rendered:
             stats.inc_value("spidercrawl/pages/no_text_blocks")
-            logger.warning("No visible text blocks on %s (empty page?)", response.url)
+            logger.warning(
+                "%s: no visible text blocks on %s (empty page?)", target.name, response.url
+            )
         if item.get("blocks_truncated"):
             stats.inc_value("spidercrawl/pages/blocks_truncated")
             logger.warning(
-                "%s has more text blocks than CAPTURE_MAX_BLOCKS: kept the first %d",
+                "%s: %s has more text blocks than CAPTURE_MAX_BLOCKS: kept the first %d",
+                target.name,
                 response.url,
                 len(item["texts"]),
             )
         stats.max_value("spidercrawl/pages/max_blocks", len(item["texts"]))
-        done = _pages_done(stats)
-        if sum(done) % 25 == 0:
+        if target.done % 25 == 0:
             logger.info(
-                "%s: %d pages (%d rendered, %d by the fast path)", self.site, sum(done), *done
-            )
+                "%s: %d pages (%d rendered, %d by the fast path)",
+                target.name, target.done, target.rendered, target.fast_path,
+            )  # fmt: skip
         yield item
         # Related-article links lead to more articles; other links go one level at most.
-        yield from self._follow_links(response, hops=max(self.max_depth - 1, 0))
+        yield from self._follow_links(target, response, hops=max(self.max_depth - 1, 0))
 
-    def _from_raw_html(self, response: Response, reason: str) -> Iterator[PageItem]:
+    def _from_raw_html(
+        self, target: SiteCrawl, response: Response, reason: str
+    ) -> Iterator[PageItem]:
         """A page item from the HTML alone (no blocks), so that a page the browser could
         not capture still gives its article: the site's rules or text density cut it."""
         self.crawler.stats.inc_value("spidercrawl/pages/raw_fallback")
-        logger.warning("Rendering failed: %s (%s); extracting from its HTML", response.url, reason)
+        target.raw_fallback += 1
+        logger.warning(
+            "%s: rendering failed: %s (%s); extracting from its HTML",
+            target.name, response.url, reason,
+        )  # fmt: skip
         item = build_page_item(
             response,
             static_capture(response.text, response.url),
-            site=self.site,
+            site=target.name,
             discovered_by=response.meta.get("discovered_by", "link"),
             keep_html=True,
         )
@@ -302,36 +388,42 @@ class NewsSpider(scrapy.Spider):
 
     def parse_raw(self, response: Response) -> Iterator[PageItem]:
         """A page fetched plainly after the browser failed on it."""
+        target = self._target(response.meta)
         reason = response.meta.get("render_failed", "the browser failed")
         content_type = _content_type(response)
         if not isinstance(response, TextResponse) or (
             content_type and content_type not in HTML_CONTENT_TYPES
         ):
-            self._count_failure(response.url, f"{reason}; and not an HTML page plainly")
+            self._count_failure(target, response.url, f"{reason}; and not an HTML page plainly")
             return
-        yield from self._from_raw_html(response, reason)
+        yield from self._from_raw_html(target, response, reason)
 
     def on_render_error(self, failure: Failure) -> Iterator[scrapy.Request | PageItem]:
         """An HTTP error fails the page; a browser failure (timeout, crash) fetches it
         plainly once, to extract it from its raw HTML."""
         request = failure.request  # type: ignore[attr-defined]
+        target = self._target(request.meta)
         if failure.check(IgnoreRequest) and not failure.check(HttpError):
             logger.debug("Not rendered (ignored): %s", request.url)  # robots.txt, offsite
             return
         reason = _describe_failure(failure)
         if failure.check(HttpError) or request.meta.get("render_failed"):
-            self._count_failure(request.url, reason)
+            self._count_failure(target, request.url, reason)
             return
         raw_html = request.meta.get("raw_html")
         if raw_html is not None:  # fetched plainly before the render: no second fetch
             response = HtmlResponse(request.url, body=raw_html, encoding="utf-8", request=request)
-            yield from self._from_raw_html(response, reason)
+            yield from self._from_raw_html(target, response, reason)
             return
         yield scrapy.Request(
             request.url,
             callback=self.parse_raw,
             errback=self.on_raw_error,
-            meta={"render_failed": reason, "discovered_by": request.meta.get("discovered_by")},
+            meta={
+                "render_failed": reason,
+                "discovered_by": request.meta.get("discovered_by"),
+                "site": target.name,
+            },
             dont_filter=True,
             priority=5,
         )
@@ -339,47 +431,68 @@ class NewsSpider(scrapy.Spider):
     def on_raw_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
         reason = f"{request.meta.get('render_failed')}; plainly: {_describe_failure(failure)}"
-        self._count_failure(request.url, reason)
+        self._count_failure(self._target(request.meta), request.url, reason)
 
     def on_discovery_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
         self.crawler.stats.inc_value("spidercrawl/discovery/failed")
-        logger.info("Discovery fetch failed for %s: %s", request.url, _describe_failure(failure))
+        logger.info(
+            "%s: discovery fetch failed for %s: %s",
+            request.meta.get("site", ""), request.url, _describe_failure(failure),
+        )  # fmt: skip
 
-    def _count_failure(self, url: str, reason: str) -> None:
+    def _count_failure(self, target: SiteCrawl, url: str, reason: str) -> None:
         self.crawler.stats.inc_value("spidercrawl/pages/failed")
         self.crawler.stats.inc_value(f"spidercrawl/pages/failed/{_reason_key(reason)}")
-        logger.warning("Page failed: %s (%s)", url, reason)
+        target.failed += 1
+        logger.warning("%s: page failed: %s (%s)", target.name, url, reason)
 
     def closed(self, reason: str) -> None:
+        """One summary line per site: its pages, then what became of its articles."""
         stats = self.crawler.stats
-        rendered, fast = _pages_done(stats)
-        failed = stats.get_value("spidercrawl/pages/failed", 0)
-        raw = stats.get_value("spidercrawl/pages/raw_fallback", 0)
-        logger.info(
-            "%s: %d pages rendered, %d by the fast path, %d failed, %d from raw HTML (the "
-            "browser failed), %d scheduled (%s)",
-            self.site,
-            rendered,
-            fast,
-            failed,
-            raw,
-            len(self._scheduled),
-            reason,
-        )
-        if not rendered and not fast and self._scheduled:
-            logger.error(
-                "No page of %s could be rendered: is Chromium installed and the site reachable?",
-                self.site,
+        for target in self.targets.values():
+            verdicts = ", ".join(
+                f"{stats.get_value(f'spidercrawl/site/{target.name}/{verdict}', 0)} {verdict}"
+                for verdict in ("new", "changed", "unchanged", "duplicate")
             )
+            logger.info(
+                "%s: %d pages rendered, %d by the fast path, %d failed, %d from raw HTML (the "
+                "browser failed), %d scheduled; articles: %s (%s)",
+                target.name, target.rendered, target.fast_path, target.failed,
+                target.raw_fallback, target.scheduled, verdicts, reason,
+            )  # fmt: skip
+            if not target.rendered and not target.fast_path and target.scheduled:
+                logger.error(
+                    "No page of %s could be rendered: is Chromium installed and the site "
+                    "reachable?",
+                    target.name,
+                )
 
 
-def _pages_done(stats: Any) -> tuple[int, int]:
-    """(pages rendered, pages fetched by the fast path) so far."""
-    return (
-        stats.get_value("spidercrawl/pages/rendered", 0),
-        stats.get_value("spidercrawl/pages/fast_path", 0),
-    )
+@dataclass
+class SiteCrawl:
+    """One site of the run: where it is fetched from and what became of its pages."""
+
+    spec: SiteSpec
+    scheduled: int = 0  # pages this worker sent to the browser
+    rendered: int = 0
+    fast_path: int = 0
+    failed: int = 0
+    raw_fallback: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def done(self) -> int:
+        return self.rendered + self.fast_path
+
+    def on_site(self, url: str) -> bool:
+        """Whether a link stays on the site (its host or a subdomain; any port)."""
+        host = (urlsplit(url).hostname or "").lower()
+        base = self.spec.base_host
+        return host == base or host.endswith(f".{base}")
 
 
 def _describe_failure(failure: Failure) -> str:

@@ -1,0 +1,130 @@
+"""Sites and claimed pages in Redis: what every worker of a distributed crawl shares.
+
+- ``PREFIX:sites:queue``: sites waiting to be started (lines of a sites file), filled by
+  ``python -m spidercrawl.enqueue``; an idle worker pops one and starts its discovery;
+- ``PREFIX:sites``: every site's line by name, so that a worker can handle the pages of a
+  site another worker started;
+- ``PREFIX:claimed:render:SITE`` / ``PREFIX:claimed:visit:SITE``: the pages sent to the
+  browser / fetched plainly, each claimed once across workers; the first set's size is the
+  site's ``max_pages`` budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from scrapy.crawler import Crawler
+
+from spidercrawl.distributed import key_prefix, redis_client
+from spidercrawl.sites import Ledger, SiteSpec, parse_site_line
+
+logger = logging.getLogger(__name__)
+
+# Adds a page to a site's set of claimed pages unless it is there or the budget is spent.
+_CLAIM = """
+local budget = tonumber(ARGV[2])
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 0 end
+if KEYS[2] ~= KEYS[1] and redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+if budget > 0 and redis.call('SCARD', KEYS[3]) >= budget then return 0 end
+redis.call('SADD', KEYS[1], ARGV[1])
+return 1
+"""
+
+
+class RedisSiteQueue:
+    """The shared queue of sites, and how long a worker waits for more."""
+
+    def __init__(self, redis: Any, prefix: str, idle_close: float, wait_forever: bool) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.idle_close = idle_close
+        self.wait_forever = wait_forever
+        self.idle_since: float | None = None
+        self.specs: dict[str, SiteSpec] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisSiteQueue:
+        settings = crawler.settings
+        return cls(
+            redis_client(settings.get("REDIS_URL")),
+            key_prefix(settings),
+            settings.getfloat("REDIS_IDLE_CLOSE", 30),
+            settings.getbool("REDIS_WAIT_FOREVER", False),
+        )
+
+    def push(self, specs: Iterable[SiteSpec]) -> int:
+        return push_sites(self.redis, self.prefix, specs)
+
+    def pop(self) -> SiteSpec | None:
+        """The next site to start, or None when the queue is empty."""
+        while True:
+            raw = self.redis.lpop(f"{self.prefix}:sites:queue")
+            if raw is None:
+                return None
+            line = raw.decode() if isinstance(raw, bytes) else str(raw)
+            try:
+                spec = parse_site_line(line)
+            except ValueError as error:
+                logger.error("Skipped a bad site line from Redis: %s", error)
+                continue
+            if spec is not None:
+                self.idle_since = None
+                logger.info("%s: taken from the Redis site queue", spec.name)
+                return spec
+
+    def spec(self, name: str) -> SiteSpec | None:
+        """A site started by any worker (its base URL, for a local copy)."""
+        if name not in self.specs:
+            raw = self.redis.hget(f"{self.prefix}:sites", name)
+            line = raw.decode() if isinstance(raw, bytes) else raw
+            self.specs[name] = (parse_site_line(line) if line else None) or SiteSpec.parse(name)
+        return self.specs[name]
+
+    def keep_waiting(self) -> bool:
+        """Whether an idle worker waits for more work (requests or sites from others)."""
+        if self.wait_forever:
+            return True
+        if self.redis.zcard(f"{self.prefix}:requests"):
+            self.idle_since = None
+            return True
+        now = time.monotonic()
+        if self.idle_since is None:
+            self.idle_since = now
+            logger.info(
+                "Nothing queued in Redis: waiting up to %.0f s for more (REDIS_IDLE_CLOSE)",
+                self.idle_close,
+            )
+        return now - self.idle_since < self.idle_close
+
+
+def push_sites(redis: Any, prefix: str, specs: Iterable[SiteSpec]) -> int:
+    """Queue sites for any worker; each site's line is kept by name for all workers."""
+    pushed = 0
+    for spec in specs:
+        redis.hset(f"{prefix}:sites", spec.name, spec.line())
+        redis.rpush(f"{prefix}:sites:queue", spec.line())
+        pushed += 1
+    return pushed
+
+
+class RedisLedger(Ledger):
+    """Pages claimed per site across every worker, with the ``max_pages`` budget."""
+
+    def __init__(self, redis: Any, prefix: str) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.claim = redis.register_script(_CLAIM)
+
+    def _keys(self, site: str) -> tuple[str, str]:
+        return f"{self.prefix}:claimed:render:{site}", f"{self.prefix}:claimed:visit:{site}"
+
+    def claim_render(self, site: str, key: str, max_pages: int) -> bool:
+        render, _ = self._keys(site)
+        return bool(self.claim(keys=[render, render, render], args=[key, max_pages]))
+
+    def claim_visit(self, site: str, key: str, max_pages: int) -> bool:
+        render, visit = self._keys(site)
+        return bool(self.claim(keys=[visit, render, render], args=[key, max_pages]))

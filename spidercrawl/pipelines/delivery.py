@@ -1,0 +1,157 @@
+"""Delivering each article exactly once: judged against the crawl's memory, written, recorded.
+
+For every article item, in this order:
+
+1. judged against what earlier crawls delivered (:class:`~spidercrawl.pipelines.incremental.
+   SiteMemory`): unchanged articles and duplicates of another URL are dropped; the rest pass
+   with ``update`` = ``new`` or ``changed``;
+2. written to the site's articles file (:mod:`spidercrawl.pipelines.articles_file`) when the
+   command named no feed of its own;
+3. recorded in the site's journal, so that a crawl killed at any moment and run again
+   neither repeats nor loses an article.
+
+With Redis (``REDIS_URL``), steps 1 to 3 are one atomic step in Redis instead: the check,
+the record and the article's entry in the delivery stream (:mod:`spidercrawl.distributed`),
+so that of several workers exactly one delivers each article.
+
+Settings: ``INCREMENTAL_ENABLED`` (True; False delivers every article, even ones delivered
+before), ``STATE_DIR`` (``state``), ``INCREMENTAL_SAVE_EVERY`` (500: articles between
+snapshots of the memory; the journal holds the rest), ``ARTICLES_FILE``. Stats:
+``spidercrawl/incremental/{new,changed,unchanged,duplicate}``, and the same per site under
+``spidercrawl/site/<site>/`` (the spider's summary line of each site shows them).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy import Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem, NotConfigured
+
+from spidercrawl.learn.store import safe_name
+from spidercrawl.pipelines.articles_file import (
+    ArticlesFile,
+    articles_file_path,
+    articles_file_template,
+)
+from spidercrawl.pipelines.incremental import SiteMemory, Verdict, article_identity
+
+logger = logging.getLogger(__name__)
+
+VERDICTS: tuple[Verdict, ...] = ("new", "changed", "unchanged", "duplicate")
+
+
+class DeliveryPipeline:
+    """Drops articles already delivered; writes and records the others, one at a time."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        if not settings.getbool("LEARN_ENABLED", True):
+            if not settings.getdict("FEEDS") and settings.get("ARTICLES_FILE"):
+                logger.warning(
+                    "LEARN_ENABLED=False yields page items, not articles, and %s takes "
+                    "articles only: name a file for the page items with -O pages.jsonl",
+                    settings.get("ARTICLES_FILE"),
+                )
+            raise NotConfigured("LEARN_ENABLED is off: page items, no articles to deliver")
+        self.crawler = crawler
+        self.incremental = settings.getbool("INCREMENTAL_ENABLED", True)
+        self.state_dir = Path(settings.get("STATE_DIR", "state"))
+        self.save_every = max(1, settings.getint("INCREMENTAL_SAVE_EVERY", 500))
+        self.articles_template = articles_file_template(settings)
+        self.sites: dict[str, SiteMemory | None] = {}
+        self.files: dict[str, ArticlesFile] = {}
+        self.counts: dict[str, dict[str, int]] = {}
+        self.started = _now()
+        self.redis = None
+        if settings.get("REDIS_URL"):
+            from spidercrawl.distributed.delivery import RedisDelivery
+
+            self.redis = RedisDelivery.from_settings(settings)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DeliveryPipeline:
+        return cls(crawler)
+
+    def _memory(self, site: str) -> SiteMemory | None:
+        if site not in self.sites:
+            memory = None
+            if self.incremental and self.redis is None:
+                memory = SiteMemory.load(
+                    self.state_dir / f"{safe_name(site)}.json", self._articles_path(site)
+                )
+                if memory.last_crawl:
+                    logger.info(
+                        "%s: %d articles known from crawls up to %s; only new or changed "
+                        "ones are delivered", site, len(memory.articles), memory.last_crawl,
+                    )  # fmt: skip
+            self.sites[site] = memory
+            self.counts[site] = dict.fromkeys(VERDICTS, 0)
+        return self.sites[site]
+
+    def _articles_path(self, site: str) -> Path | None:
+        return articles_file_path(self.articles_template, site)
+
+    def _file(self, site: str) -> ArticlesFile | None:
+        if site not in self.files:
+            path = self._articles_path(site)
+            if path is None:
+                return None
+            self.files[site] = ArticlesFile(path)
+        return self.files[site]
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        adapter = ItemAdapter(item)
+        if "text" not in adapter or "method" not in adapter:  # not an article
+            return item
+        site = str(adapter.get("site") or "unknown")
+        memory = self._memory(site)
+        identity = article_identity(adapter.asdict())
+        now = _now()
+        if self.redis is not None:
+            verdict, other = self.redis.deliver(site, identity, adapter, now)
+        elif memory is None:
+            verdict, other = "new", ""
+        else:
+            verdict, other = memory.judge(identity)
+        self.counts[site][verdict] += 1
+        self.crawler.stats.inc_value(f"spidercrawl/incremental/{verdict}")
+        self.crawler.stats.inc_value(f"spidercrawl/site/{site}/{verdict}")  # its summary line
+        if verdict == "unchanged":
+            if memory is not None and self.redis is None:
+                memory.touch(identity, now)
+            raise DropItem(f"unchanged since {other}: {identity.url}", log_level="DEBUG")
+        if verdict == "duplicate":
+            raise DropItem(f"same text as {other}: {identity.url}", log_level="INFO")
+        adapter["update"] = verdict
+        if self.redis is not None:  # already in the delivery stream, atomically
+            return item
+        articles = self._file(site)
+        offset = articles.append(adapter.asdict()) if articles is not None else None
+        if memory is not None:
+            memory.record(identity, now, offset)
+            if memory.dirty >= self.save_every:
+                memory.save(self.started)
+        return item
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        """Runs once every item is through the pipelines (before ``spider_closed``)."""
+        for articles in self.files.values():
+            articles.close()
+        for site, memory in self.sites.items():
+            if memory is not None:
+                memory.save(self.started)
+            logger.debug(
+                "%s: state in %s",
+                site,
+                self.redis.describe() if self.redis else memory.path if memory else "nowhere",
+            )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,114 @@
+"""Sites files, and the crawl's memory surviving a process killed at any moment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.pipelines.articles_file import ArticlesFile, last_lines, repair_last_line
+from spidercrawl.pipelines.incremental import SiteMemory, article_identity
+from spidercrawl.sites import SiteSpec, read_sites_file, sites_from_arguments
+
+
+def test_a_sites_file_names_hosts_and_local_copies(tmp_path: Path) -> None:
+    sites = tmp_path / "sites.txt"
+    sites.write_text(
+        "# news\nnpr.org\n\nwww.bbc.co.uk   # the same as bbc.co.uk\n"
+        "harbour.example http://127.0.0.1:8000\nnpr.org\n",
+        "utf-8",
+    )
+    specs = read_sites_file(sites)
+    assert [s.name for s in specs] == ["npr.org", "bbc.co.uk", "harbour.example"]
+    assert specs[1].base_url == "https://www.bbc.co.uk/" and not specs[1].is_local_copy
+    assert specs[2].base_url == "http://127.0.0.1:8000/" and specs[2].is_local_copy
+    assert specs[2].line() == "harbour.example http://127.0.0.1:8000/"
+    both = sites_from_arguments(site="a.example, b.example", sites=str(sites))
+    assert [s.name for s in both][-2:] == ["a.example", "b.example"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("npr.org http://x/ extra\n", "line 1: a site line is HOST or HOST BASE_URL"),
+        ("\n# nothing\n", "names no site"),
+        ("a.example ftp://x/\n", r"line 1: base_url must be an http\(s\) URL"),
+    ],
+)
+def test_a_bad_sites_file_names_its_line(tmp_path: Path, content: str, message: str) -> None:
+    sites = tmp_path / "sites.txt"
+    sites.write_text(content, "utf-8")
+    with pytest.raises(ValueError, match=message):
+        read_sites_file(sites)
+
+
+def test_base_url_goes_with_one_site_only() -> None:
+    with pytest.raises(ValueError, match="exactly one -a site="):
+        sites_from_arguments(site="a.example,b.example", base_url="http://127.0.0.1:1/")
+    assert sites_from_arguments(site="a.example") == [SiteSpec.parse("a.example")]
+
+
+def _article(number: int) -> dict:
+    return {
+        "url": f"http://127.0.0.1:8000/news/2026/story-{number}/",
+        "title": f"Story {number}",
+        "text": f"Text of story {number}.",
+        "crawled_at": "2026-11-24T10:00:00+00:00",
+    }
+
+
+def test_a_killed_crawl_is_recovered_from_the_articles_file(tmp_path: Path) -> None:
+    """Killed after writing an article but before journaling it, and in the middle of
+    writing the next: the first is known as delivered, the half line is removed."""
+    state, articles = tmp_path / "state" / "site.json", tmp_path / "articles.jsonl"
+    memory = SiteMemory.load(state, articles)
+    writer = ArticlesFile(articles)
+    for number in range(3):  # delivered and journaled
+        identity = article_identity(_article(number))
+        memory.record(identity, "now", writer.append(_article(number)))
+    writer.append(_article(3))  # written; the kill came before its journal line
+    with articles.open("ab") as file:  # and the next was cut in the middle
+        file.write(json.dumps(_article(4)).encode()[:25])
+    with memory.journal_path.open("ab") as file:  # the journal's own last line, cut too
+        file.write(b'{"key": "127.0.0.1:8000/news/2026/sto')
+    writer.close()
+
+    again = SiteMemory.load(state, articles)
+    assert again.recovered == 1
+    assert [again.judge(article_identity(_article(n)))[0] for n in range(5)] == [
+        "unchanged", "unchanged", "unchanged", "unchanged", "new",
+    ]  # fmt: skip
+    assert articles.read_bytes().endswith(b"\n")
+    assert [a["title"] for a in last_lines(articles, 10)] == [f"Story {n}" for n in range(4)]
+    assert memory.journal_path.read_bytes().endswith(b"\n")
+    again.save("now")  # the snapshot covers everything; the journal starts afresh
+    assert not again.journal_path.exists()
+    assert len(SiteMemory.load(state, articles).articles) == 4
+
+
+def test_a_changed_article_is_an_update_and_its_old_text_no_duplicate(tmp_path: Path) -> None:
+    memory = SiteMemory.load(tmp_path / "site.json")
+    first = article_identity(_article(1))
+    memory.record(first, "then", None)
+    changed = article_identity({**_article(1), "text": "Corrected text."})
+    assert memory.judge(changed)[0] == "changed"
+    memory.record(changed, "now", None)
+    copy = article_identity({**_article(2), "title": "Story 1", "text": "Corrected text."})
+    assert memory.judge(copy) == ("duplicate", changed.key)
+    reloaded = SiteMemory.load(tmp_path / "site.json")  # from the journal alone
+    assert reloaded.articles[first.key]["first_seen"] == "then"
+    assert reloaded.judge(changed)[0] == "unchanged"
+
+
+def test_last_lines_reads_a_large_file_from_its_end(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    with path.open("w", encoding="utf-8") as file:
+        for number in range(3000):  # about 2.5 MB: several blocks read backwards
+            file.write(json.dumps({"n": number, "pad": "x" * 800}) + "\n")
+    assert [line["n"] for line in last_lines(path, 3)] == [2997, 2998, 2999]
+    assert len(list(last_lines(path, 2000))) == 2000
+    with path.open("ab") as file:
+        file.write(b'{"n": 3000, "pad"')
+    repair_last_line(path)
+    assert [line["n"] for line in last_lines(path, 1)] == [2999]

@@ -1,0 +1,263 @@
+"""Many sites, killed crawls, many workers on a real Redis: nothing lost, nothing twice.
+
+Every crawl here is a real ``scrapy crawl news`` process with Chromium; the Redis is a real
+``redis-server`` on a free loopback port; sites are copies of the demo served locally
+under different names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, read_jsonl
+from spidercrawl.serve import serving
+
+DEMO_ARTICLES = 30
+SITES = ("harbour-a.example", "harbour-b.example", "harbour-c.example")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def demo_copies() -> Iterator[list[str]]:
+    """The demo under three site names, one local server each: sites-file lines."""
+    with ExitStack() as stack:
+        servers = [stack.enter_context(serving(DEMO_SITE)) for _ in SITES]
+        yield [f"{site} {server.base_url}" for site, server in zip(SITES, servers, strict=True)]
+
+
+def crawl(*arguments: str, settings: dict[str, object]) -> list[str]:
+    command = [sys.executable, "-m", "scrapy", "crawl", "news", *arguments]
+    for name, value in {"LOG_LEVEL": "INFO", **settings}.items():
+        command += ["-s", f"{name}={value}"]
+    return command
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen:
+    """A crawl in its own process group, so that a kill takes its browser with it."""
+    handle = log.open("w")
+    return subprocess.Popen(
+        command, cwd=PROJECT_ROOT, stdout=handle, stderr=handle, start_new_session=True
+    )
+
+
+def kill_hard(process: subprocess.Popen) -> None:
+    """``kill -9`` of the crawl and its Chromium: no clean-up code runs."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def line_count(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def local_settings(root: Path) -> dict[str, object]:
+    return {
+        "MODELS_DIR": root / "models",
+        "STATE_DIR": root / "state",
+        "ARTICLES_FILE": root / "articles" / "%(site)s.jsonl",
+        "JSONFEED_PATH": root / "feeds" / "%(site)s.json",
+    }
+
+
+def assert_each_article_once(folder: Path, sites: tuple[str, ...]) -> None:
+    for site in sites:
+        articles = read_jsonl(folder / f"{site}.jsonl")
+        repeated = [u for u, n in Counter(a["url"] for a in articles).items() if n > 1]
+        assert not repeated, f"{site}: delivered twice: {repeated}"
+        assert len(articles) == DEMO_ARTICLES, f"{site}: {len(articles)} articles"
+
+
+# --- one machine ---------------------------------------------------------------------------
+
+
+def test_one_run_crawls_the_sites_of_a_sites_file(demo_copies, tmp_path, chromium_path) -> None:
+    sites = tmp_path / "sites.txt"
+    sites.write_text("# two sites\n" + "\n".join(demo_copies[:2]) + "\n", "utf-8")
+    result = subprocess.run(
+        crawl("-a", f"sites={sites}", "-a", "max_pages=8", settings=local_settings(tmp_path)),
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    for site in SITES[:2]:
+        articles = read_jsonl(tmp_path / "articles" / f"{site}.jsonl")
+        assert len(articles) == 8 and {a["site"] for a in articles} == {site}  # per-site limit
+        summary = [
+            line for line in result.stderr.splitlines() if f"{site}: 8 pages rendered" in line
+        ]
+        assert len(summary) == 1 and "articles: 8 new, 0 changed" in summary[0]
+    assert result.stderr.count("Launching browser") == 1  # one browser serves every site
+
+
+def test_a_crawl_killed_with_kill_9_resumes_without_loss_or_repeat(
+    demo_copies, tmp_path, chromium_path
+) -> None:
+    site, base_url = demo_copies[0].split()
+    command = crawl("-a", f"site={site}", "-a", f"base_url={base_url}",
+                    settings=local_settings(tmp_path))  # fmt: skip
+    articles = tmp_path / "articles" / f"{site}.jsonl"
+    first = start(command, tmp_path / "first.log")
+    wait_for(lambda: line_count(articles) >= 12, 240, "12 articles before the kill")
+    kill_hard(first)
+    delivered_before = line_count(articles)
+    assert delivered_before < DEMO_ARTICLES, "the crawl ended before it could be killed"
+    again = subprocess.run(
+        command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert_each_article_once(tmp_path / "articles", (site,))
+    new = DEMO_ARTICLES - delivered_before
+    assert f"articles: {new} new, 0 changed, {delivered_before} unchanged" in again.stderr
+    feed = json.loads((tmp_path / "feeds" / f"{site}.json").read_text("utf-8"))
+    assert len(feed["items"]) == DEMO_ARTICLES  # the killed run's articles reached it too
+
+
+# --- many workers on Redis ----------------------------------------------------------------
+
+
+@pytest.fixture()
+def redis_url(tmp_path) -> Iterator[str]:
+    server_binary = shutil.which("redis-server")
+    if server_binary is None:
+        pytest.fail("redis-server not found: apt-get install -y redis-server")
+    port = free_port()
+    server = subprocess.Popen(
+        [server_binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    wait_for(lambda: _answers(port), 10, "redis-server to start")
+    yield f"redis://127.0.0.1:{port}/0"
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.3).close()
+        return True
+    except OSError:
+        return False
+
+
+def redis_settings(root: Path, url: str) -> dict[str, object]:
+    return {
+        **local_settings(root),
+        "REDIS_URL": url,
+        "REDIS_IDLE_CLOSE": 6,
+        "REDIS_WORKER_TIMEOUT": 3,  # a killed worker's pages go back after 3 s
+        "REDIS_LEARN_LOCK": 20,
+    }
+
+
+def module(name: str, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", name, *arguments],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def collect(url: str, root: Path) -> subprocess.CompletedProcess:
+    return module(
+        "spidercrawl.collect", "--redis", url,
+        "-s", f"ARTICLES_FILE={root / 'articles' / '%(site)s.jsonl'}",
+        "-s", f"JSONFEED_PATH={root / 'feeds' / '%(site)s.json'}",
+    )  # fmt: skip
+
+
+def test_three_workers_deliver_every_article_once_and_learn_each_site_once(
+    demo_copies, redis_url, tmp_path, chromium_path
+) -> None:
+    import redis
+
+    sites = tmp_path / "sites.txt"
+    sites.write_text("\n".join(demo_copies) + "\n", "utf-8")
+    queued = module("spidercrawl.enqueue", "--redis", redis_url, str(sites))
+    assert queued.returncode == 0 and "3 sites queued" in queued.stdout, queued.stderr
+    settings = redis_settings(tmp_path, redis_url)
+    workers = [start(crawl(settings=settings), tmp_path / f"worker{n}.log") for n in range(3)]
+    for worker in workers:
+        assert worker.wait(timeout=400) == 0
+    logs = [(tmp_path / f"worker{n}.log").read_text("utf-8") for n in range(3)]
+    assert all("Worker " in log and "on Redis" in log for log in logs)
+    assert sum("taken from the Redis site queue" in log for log in logs) >= 2  # shared out
+    collected = collect(redis_url, tmp_path)
+    assert collected.returncode == 0, collected.stderr[-2000:]
+    assert f"{3 * DEMO_ARTICLES} articles written" in collected.stdout
+    assert_each_article_once(tmp_path / "articles", SITES)
+    client = redis.Redis.from_url(redis_url)
+    assert {k.decode(): int(v) for k, v in client.hgetall("spidercrawl:learned").items()} == {
+        site: 1 for site in SITES
+    }  # each site learned by one worker; the others took its model
+    assert sum(log.count("learned a model from") for log in logs) == 3
+    assert (tmp_path / "feeds" / f"{SITES[0]}.json").exists()
+    # The collector again: nothing new, nothing written twice.
+    assert "0 articles written" in collect(redis_url, tmp_path).stdout
+    assert_each_article_once(tmp_path / "articles", SITES)
+
+
+def test_a_killed_worker_loses_nothing_when_started_again(
+    demo_copies, redis_url, tmp_path, chromium_path
+) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    sites = tmp_path / "sites.txt"
+    sites.write_text("\n".join(demo_copies[:2]) + "\n", "utf-8")
+    assert module("spidercrawl.enqueue", "--redis", redis_url, str(sites)).returncode == 0
+    settings = redis_settings(tmp_path, redis_url)
+    doomed = start(crawl(settings=settings), tmp_path / "doomed.log")
+    survivor = start(crawl(settings=settings), tmp_path / "survivor.log")
+
+    def delivered() -> int:
+        return sum(int(client.hget(f"spidercrawl:counts:{s}", "new") or 0) for s in SITES[:2])
+
+    wait_for(lambda: delivered() >= 12, 300, "12 articles before the kill")
+    kill_hard(doomed)
+    assert delivered() < 2 * DEMO_ARTICLES, "the crawl ended before it could be killed"
+    restarted = start(crawl(settings=settings), tmp_path / "restarted.log")
+    assert survivor.wait(timeout=400) == 0 and restarted.wait(timeout=400) == 0
+    logs = (tmp_path / "survivor.log").read_text() + (tmp_path / "restarted.log").read_text()
+    assert "stopped answering" in logs  # its unfinished requests went back to the queue
+    assert collect(redis_url, tmp_path).returncode == 0
+    assert_each_article_once(tmp_path / "articles", SITES[:2])
+
+
+def test_redis_down_at_start_is_one_clear_error(tmp_path) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    result = subprocess.run(
+        crawl(settings={**local_settings(tmp_path), "REDIS_URL": url}),
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and f"cannot reach Redis at {url}" in errors[0]
+    queued = module("spidercrawl.enqueue", "--redis", url, "--site", "npr.org")
+    assert queued.returncode == 1 and "cannot reach Redis at" in queued.stderr
