@@ -345,7 +345,7 @@ class NewsSpider(scrapy.Spider):
         if not item["texts"] and rendered:
             stats.inc_value("spidercrawl/pages/no_text_blocks")
             logger.warning(
-                "%s: no visible text blocks on %s (empty page?)", target.name, response.url
+                "%s: No visible text blocks on %s (empty page?)", target.name, response.url
             )
         if item.get("blocks_truncated"):
             stats.inc_value("spidercrawl/pages/blocks_truncated")
@@ -373,7 +373,7 @@ class NewsSpider(scrapy.Spider):
         self.crawler.stats.inc_value("spidercrawl/pages/raw_fallback")
         target.raw_fallback += 1
         logger.warning(
-            "%s: rendering failed: %s (%s); extracting from its HTML",
+            "%s: Rendering failed: %s (%s); extracting from its HTML",
             target.name, response.url, reason,
         )  # fmt: skip
         item = build_page_item(
@@ -445,7 +445,7 @@ class NewsSpider(scrapy.Spider):
         self.crawler.stats.inc_value("spidercrawl/pages/failed")
         self.crawler.stats.inc_value(f"spidercrawl/pages/failed/{_reason_key(reason)}")
         target.failed += 1
-        logger.warning("%s: page failed: %s (%s)", target.name, url, reason)
+        logger.warning("%s: Page failed: %s (%s)", target.name, url, reason)
 
     def closed(self, reason: str) -> None:
         """One summary line per site: its pages, then what became of its articles."""
