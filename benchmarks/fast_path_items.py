@@ -30,7 +30,7 @@ from spidercrawl.extract.item import article_item, extract_plain  # noqa: E402
 from spidercrawl.extract.metadata import first_description  # noqa: E402
 from spidercrawl.learn.model import SiteModel  # noqa: E402
 from spidercrawl.learn.rules import FastPathArticle  # noqa: E402
-from spidercrawl.pipelines.incremental import content_hash  # noqa: E402
+from spidercrawl.memory import content_hash  # noqa: E402
 from spidercrawl.pipelines.jsonfeed import feed_item  # noqa: E402
 from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402

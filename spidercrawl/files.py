@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(site: str) -> str:
+    """A site name usable as a file or folder name."""
+    return _UNSAFE_NAME.sub("_", site).strip("._") or "site"
 
 
 def write_atomically(path: Path, text: str) -> None:

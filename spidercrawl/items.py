@@ -60,6 +60,7 @@ class PageItem(scrapy.Item):
     render_failed = scrapy.Field()  # why the browser failed: the page comes from its raw HTML
     crawled_at = scrapy.Field()  # ISO 8601, UTC
     post_of = scrapy.Field()  # one post of a page of several: that page's URL (extract/posts.py)
+    validators = scrapy.Field()  # the plain fetch's ETag / Last-Modified (capture/conditional.py)
 
 
 class ArticleItem(scrapy.Item):
@@ -86,3 +87,6 @@ class ArticleItem(scrapy.Item):
     crawled_at = scrapy.Field()
     update = scrapy.Field()  # "new" or "changed" since the last crawl (incremental crawls)
     post_of = scrapy.Field()  # for one post of a page of several: that page's URL
+    # In the pipelines only (the delivery pipeline records and removes it): the page's
+    # ETag / Last-Modified, for a conditional fetch next time.
+    validators = scrapy.Field()

@@ -12,6 +12,7 @@ RSS feed, section pages linking every page, ``/sitemap.xml``, ``/feed.xml`` and
 from __future__ import annotations
 
 import argparse
+import hashlib
 import html
 import logging
 import mimetypes
@@ -49,6 +50,7 @@ class SnapshotServer(ThreadingHTTPServer):
         self.snapshot = snapshot
         self.titles = {page_id: snapshot.page_title(page_id) for page_id in snapshot.page_ids}
         self.hits: Counter[str] = Counter()  # path -> requests served (bounded by paths)
+        self.not_modified = 0  # conditional requests answered 304
         super().__init__((host, port), handler_class or SnapshotRequestHandler)
 
     @property
@@ -101,10 +103,21 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
             self._send(404, b"not found", "text/plain", send_body)
 
     def _send(self, status: int, body: bytes, ctype: str, send_body: bool) -> None:
+        # An ETag from the content, as web servers send, so a re-crawl can ask for the page
+        # conditionally (If-None-Match) and get 304 Not Modified when it did not change.
+        etag = f'"{hashlib.sha1(body).hexdigest()[:20]}"'
+        if status == 200 and etag in self.headers.get("If-None-Match", ""):
+            self.server.not_modified += 1
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.end_headers()
+            return
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Last-Modified", formatdate(usegmt=True))
+        if status == 200:
+            self.send_header("ETag", etag)
         self.end_headers()
         if send_body:
             try:

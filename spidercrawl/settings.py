@@ -40,6 +40,8 @@ DOWNLOADER_MIDDLEWARES = {
     "spidercrawl.capture.fast_path.FastPathMiddleware": 940,
     # After the fast path: pages still bound for the browser get their raw HTML first.
     "spidercrawl.capture.raw_html.RawHtmlMiddleware": 945,
+    # Plain fetches of pages delivered before ask If-None-Match / If-Modified-Since.
+    "spidercrawl.capture.conditional.ConditionalFetchMiddleware": 946,
     "spidercrawl.capture.middleware.BlockCaptureMiddleware": 950,
 }
 
@@ -112,6 +114,7 @@ DRIFT_MAX_FAILURE_SHARE = 0.5  # this share of them failing the rules/model: lea
 
 # --- Incremental crawls and feeds (pipelines/incremental.py, pipelines/jsonfeed.py) -------
 INCREMENTAL_ENABLED = True  # False: deliver every article, even ones delivered before
+CONDITIONAL_FETCH = True  # known pages: If-None-Match / If-Modified-Since; a 304 is skipped
 STATE_DIR = "state"  # per-site memory of delivered articles: state/<site>.json
 # Articles between snapshots of that memory (and at the end); between snapshots each
 # delivered article is one line of state/<site>.journal, so a killed crawl loses nothing.

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from spidercrawl.memory import SiteMemory, article_identity
 from spidercrawl.pipelines.articles_file import ArticlesFile, last_lines, repair_last_line
-from spidercrawl.pipelines.incremental import SiteMemory, article_identity
 from spidercrawl.sites import SiteSpec, read_sites_file, sites_from_arguments
 
 

@@ -17,7 +17,7 @@ from spidercrawl.extract.metadata import (
     parse_date,
 )
 from spidercrawl.extract.titles import lead_with_headline
-from spidercrawl.pipelines.incremental import content_hash
+from spidercrawl.memory import content_hash
 from spidercrawl.pipelines.jsonfeed import VERSION, feed_errors, feed_item
 from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
@@ -151,9 +151,16 @@ def recrawls(tmp_path_factory, chromium_path):
     page.write_text(page.read_text("utf-8").replace("<h2>", "<p>A late correction.</p><h2>", 1))
     with serving(DEMO_SITE) as server:
         first = crawl_articles(server.base_url, root / "first.jsonl", root / "models", *settings)
-        second = crawl_articles(server.base_url, root / "second.jsonl", root / "models", *settings)
+        # Every page fetched whole again: the memory judges each article unchanged.
+        second = crawl_articles(
+            server.base_url, root / "second.jsonl", root / "models", *settings,
+            "CONDITIONAL_FETCH=False",
+        )  # fmt: skip
         server.snapshot = SiteSnapshot(changed)
+        server.not_modified = 0
+        # Pages asked for conditionally: only the changed one is fetched whole.
         third = crawl_articles(server.base_url, root / "third.jsonl", root / "models", *settings)
+        third.not_modified = server.not_modified  # type: ignore[attr-defined]
     return root, first, second, third
 
 
@@ -170,6 +177,9 @@ def test_a_changed_page_yields_one_updated_item(recrawls) -> None:
     assert third.returncode == 0, third.log[-3000:]
     assert [item["update"] for item in third.items] == ["changed"]
     assert "A late correction." in third.items[0]["text"]
+    # The 29 unchanged pages were not fetched whole, rendered or extracted: HTTP 304.
+    assert third.not_modified == 29
+    assert "1 changed, 0 unchanged, 0 duplicates, 29 not modified (HTTP 304)" in third.log
 
 
 def test_the_json_feed_is_valid_and_holds_every_article(recrawls) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -132,8 +133,14 @@ def test_a_crawl_killed_with_kill_9_resumes_without_loss_or_repeat(
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert_each_article_once(tmp_path / "articles", (site,))
-    new = DEMO_ARTICLES - delivered_before
-    assert f"articles: {new} new, 0 changed, {delivered_before} unchanged" in again.stderr
+    summary = re.search(
+        r"articles: (\d+) new, (\d+) changed, (\d+) unchanged, 0 duplicates, (\d+) not modified",
+        again.stderr,
+    )
+    assert summary, again.stderr[-3000:]
+    new, changed, unchanged, not_modified = map(int, summary.groups())
+    assert (new, changed) == (DEMO_ARTICLES - delivered_before, 0)
+    assert unchanged + not_modified == delivered_before  # known: judged, or HTTP 304
     feed = json.loads((tmp_path / "feeds" / f"{site}.json").read_text("utf-8"))
     assert len(feed["items"]) == DEMO_ARTICLES  # the killed run's articles reached it too
 
@@ -218,6 +225,16 @@ def test_three_workers_deliver_every_article_once_and_learn_each_site_once(
     assert sum(log.count("learned a model from") for log in logs) == 3
     assert (tmp_path / "feeds" / f"{SITES[0]}.json").exists()
     # The collector again: nothing new, nothing written twice.
+    assert "0 articles written" in collect(redis_url, tmp_path).stdout
+    # The next scheduled run: the sites queued again, one worker. Every known page is asked
+    # for conditionally (If-None-Match) and answered 304: nothing rendered or delivered.
+    assert module("spidercrawl.enqueue", "--redis", redis_url, str(sites)).returncode == 0
+    rerun = start(crawl(settings=settings), tmp_path / "rerun.log")
+    assert rerun.wait(timeout=400) == 0
+    log = (tmp_path / "rerun.log").read_text("utf-8")
+    for site in SITES:
+        assert f"{site}: 0 pages rendered, 0 by the fast path" in log, log[-3000:]
+        assert f"0 new, 0 changed, 0 unchanged, 0 duplicates, {DEMO_ARTICLES} not modified" in log
     assert "0 articles written" in collect(redis_url, tmp_path).stdout
     assert_each_article_once(tmp_path / "articles", SITES)
 

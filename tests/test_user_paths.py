@@ -156,7 +156,7 @@ def test_the_default_file_holds_articles_only(scheduled_runs) -> None:
 def test_a_run_with_nothing_new_still_writes_the_feed(scheduled_runs) -> None:
     tmp, runs = scheduled_runs
     second_log = runs[1][1]
-    assert "0 new, 0 changed, 5 unchanged" in second_log
+    assert "0 new, 0 changed, 0 unchanged, 0 duplicates, 5 not modified (HTTP 304)" in second_log
     assert "JSON Feed with 5 items (0 new or changed in this crawl) written to" in second_log
     feed = json.loads((tmp / "feeds" / f"{HOST}.json").read_text("utf-8"))
     assert len(feed["items"]) == 5 and not feed_errors(feed)

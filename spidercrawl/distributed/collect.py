@@ -21,7 +21,7 @@ from typing import Any
 from scrapy.settings import BaseSettings
 
 from spidercrawl.distributed import key_prefix
-from spidercrawl.learn.store import safe_name
+from spidercrawl.files import safe_name
 from spidercrawl.pipelines.articles_file import (
     ArticlesFile,
     articles_file_path,

@@ -4,7 +4,8 @@ A Lua script (Redis runs it without interleaving anything else) judges the artic
 the site's memory (``PREFIX:articles:SITE``: key -> record; ``PREFIX:hashes:SITE``: content
 hash -> key), records it if it is new or changed, counts the verdict
 (``PREFIX:counts:SITE``, the crawl's progress), and appends it to the delivery stream
-(``PREFIX:delivered``). Two workers holding the same article: one gets ``new``, the other
+(``PREFIX:delivered``), with the page's HTTP validators (``PREFIX:validators:SITE``, for
+a conditional fetch next time). Two workers holding the same article: one gets ``new``, the other
 ``unchanged``. A worker killed before the script ran delivered nothing (its page is put
 back in the queue, :mod:`.scheduler`); after it ran, the article is in the stream.
 
@@ -20,11 +21,13 @@ from itemadapter import ItemAdapter
 from scrapy.settings import BaseSettings
 
 from spidercrawl.distributed import key_prefix, redis_client
-from spidercrawl.pipelines.incremental import ArticleIdentity, Verdict
+from spidercrawl.memory import ArticleIdentity, PageValidators, Verdict
 
-# KEYS: articles, hashes, counts, stream. ARGV: key, digest, has_text, now, url, article
-# (JSON, without "update"), site, incremental ("1"/"0").
+# KEYS: articles, hashes, counts, stream, validators. ARGV: key, digest, has_text, now, url,
+# article (JSON, without "update"), site, incremental ("1"/"0"), page key, its validators
+# (JSON; "" when the page sent none).
 _DELIVER = """
+if ARGV[9] ~= '' and ARGV[10] ~= '' then redis.call('HSET', KEYS[5], ARGV[9], ARGV[10]) end
 local known = redis.call('HGET', KEYS[1], ARGV[1])
 local record = nil
 if known then record = cjson.decode(known) end
@@ -84,7 +87,12 @@ class RedisDelivery:
         return f"{self.prefix}:delivered"
 
     def deliver(
-        self, site: str, identity: ArticleIdentity, article: ItemAdapter, now: str
+        self,
+        site: str,
+        identity: ArticleIdentity,
+        article: ItemAdapter,
+        now: str,
+        page: PageValidators = None,
     ) -> tuple[Verdict, str]:
         """The article's verdict and, for a drop, what it repeats (for a delivery, its
         stream id)."""
@@ -95,6 +103,7 @@ class RedisDelivery:
                 f"{self.prefix}:hashes:{site}",
                 f"{self.prefix}:counts:{site}",
                 self.stream,
+                f"{self.prefix}:validators:{site}",
             ],
             args=[
                 identity.key,
@@ -105,6 +114,8 @@ class RedisDelivery:
                 json.dumps(body, ensure_ascii=False, default=str),
                 site,
                 "1" if self.incremental else "0",
+                page[0] if page else "",
+                json.dumps(page[1]) if page else "",
             ],
         )
         verdict, other = (v.decode() if isinstance(v, bytes) else str(v) for v in result)
@@ -112,3 +123,15 @@ class RedisDelivery:
 
     def describe(self) -> str:
         return f"Redis {self.url} ({self.prefix}:articles:SITE)"
+
+
+def read_page_validators(redis: Any, prefix: str, site: str, key: str) -> dict[str, str] | None:
+    """A delivered page's HTTP validators, as the delivery script recorded them."""
+    raw = redis.hget(f"{prefix}:validators:{site}", key)
+    if not raw:
+        return None
+    try:
+        known = json.loads(raw)
+    except ValueError:
+        return None
+    return known if isinstance(known, dict) else None

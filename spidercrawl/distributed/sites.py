@@ -101,9 +101,12 @@ class RedisSiteQueue:
 
 
 def push_sites(redis: Any, prefix: str, specs: Iterable[SiteSpec]) -> int:
-    """Queue sites for any worker; each site's line is kept by name for all workers."""
+    """Queue sites for any worker; each site's line is kept by name for all workers. A site
+    queued again is crawled afresh: its claimed pages are forgotten (what was delivered is
+    not, so only new or changed articles come, and known pages are asked conditionally)."""
     pushed = 0
     for spec in specs:
+        redis.delete(f"{prefix}:claimed:render:{spec.name}", f"{prefix}:claimed:visit:{spec.name}")
         redis.hset(f"{prefix}:sites", spec.name, spec.line())
         redis.rpush(f"{prefix}:sites:queue", spec.line())
         pushed += 1

@@ -65,6 +65,7 @@ def article_item(
         word_count=word_count(text),
         crawled_at=page.get("crawled_at"),
         post_of=page.get("post_of") or "",
+        validators=page.get("validators"),
     )
 
 

@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import shutil
 import tempfile
 from pathlib import Path
 
+from spidercrawl.files import safe_name
 from spidercrawl.learn.model import META_FILE, MODEL_FILE, SiteModel
+
+__all__ = ["ModelStore", "safe_name"]
 
 logger = logging.getLogger(__name__)
 
 VERSIONS = "versions"
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _WARNED: set[Path] = set()
-
-
-def safe_name(site: str) -> str:
-    """A site name usable as a file or folder name."""
-    return _UNSAFE_NAME.sub("_", site).strip("._") or "site"
 
 
 class ModelStore:

@@ -3,7 +3,7 @@
 When the command names no feed (no ``-o``/``-O``, no ``FEEDS``), every article is appended
 to ``ARTICLES_FILE`` (``%(site)s`` is the article's site, so a run over several sites
 writes one file per site). Each line goes out in one ``write`` before the crawl's memory
-records it (:mod:`spidercrawl.pipelines.incremental`), so a killed crawl neither loses an
+records it (:mod:`spidercrawl.memory`), so a killed crawl neither loses an
 article nor, run again, delivers one twice. When the user names a feed, the items go there
 (Scrapy's exporters) and this file is left alone.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-from spidercrawl.learn.store import safe_name
+from spidercrawl.files import safe_name
 
 logger = logging.getLogger(__name__)
 

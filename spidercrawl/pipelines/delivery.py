@@ -2,7 +2,7 @@
 
 For every article item, in this order:
 
-1. judged against what earlier crawls delivered (:class:`~spidercrawl.pipelines.incremental.
+1. judged against what earlier crawls delivered (:class:`~spidercrawl.memory.
    SiteMemory`): unchanged articles and duplicates of another URL are dropped; the rest pass
    with ``update`` = ``new`` or ``changed``;
 2. written to the site's articles file (:mod:`spidercrawl.pipelines.articles_file`) when the
@@ -33,13 +33,13 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 
-from spidercrawl.learn.store import safe_name
+from spidercrawl.files import safe_name
+from spidercrawl.memory import SiteMemory, Verdict, article_identity, page_key
 from spidercrawl.pipelines.articles_file import (
     ArticlesFile,
     articles_file_path,
     articles_file_template,
 )
-from spidercrawl.pipelines.incremental import SiteMemory, Verdict, article_identity
 
 logger = logging.getLogger(__name__)
 
@@ -111,10 +111,12 @@ class DeliveryPipeline:
             return item
         site = str(adapter.get("site") or "unknown")
         memory = self._memory(site)
+        validators = adapter.pop("validators", None)  # recorded here, not delivered
+        page = (page_key(str(adapter.get("url") or "")), validators) if validators else None
         identity = article_identity(adapter.asdict())
         now = _now()
         if self.redis is not None:
-            verdict, other = self.redis.deliver(site, identity, adapter, now)
+            verdict, other = self.redis.deliver(site, identity, adapter, now, page)
         elif memory is None:
             verdict, other = "new", ""
         else:
@@ -124,7 +126,7 @@ class DeliveryPipeline:
         self.crawler.stats.inc_value(f"spidercrawl/site/{site}/{verdict}")  # its summary line
         if verdict == "unchanged":
             if memory is not None and self.redis is None:
-                memory.touch(identity, now)
+                memory.touch(identity, now, page)
             raise DropItem(f"unchanged since {other}: {identity.url}", log_level="DEBUG")
         if verdict == "duplicate":
             raise DropItem(f"same text as {other}: {identity.url}", log_level="INFO")
@@ -134,7 +136,7 @@ class DeliveryPipeline:
         articles = self._file(site)
         offset = articles.append(adapter.asdict()) if articles is not None else None
         if memory is not None:
-            memory.record(identity, now, offset)
+            memory.record(identity, now, offset, page)
             if memory.dirty >= self.save_every:
                 memory.save(self.started)
         return item

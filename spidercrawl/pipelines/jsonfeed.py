@@ -28,8 +28,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
-from spidercrawl.files import write_json_atomically
-from spidercrawl.learn.store import safe_name
+from spidercrawl.files import safe_name, write_json_atomically
 from spidercrawl.pipelines.articles_file import (
     articles_file_path,
     articles_file_template,

@@ -69,6 +69,13 @@ from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_argument
 logger = logging.getLogger(__name__)
 
 RENDER_MODES = ("articles", "all")
+SUMMARY_VERDICTS = (  # per-site stats of the delivery pipeline and the conditional fetch
+    ("new", "new"),
+    ("changed", "changed"),
+    ("unchanged", "unchanged"),
+    ("duplicate", "duplicates"),
+    ("not_modified", "not modified (HTTP 304)"),
+)
 HTML_CONTENT_TYPES = {"text/html", "application/xhtml+xml"}
 
 
@@ -170,28 +177,16 @@ class NewsSpider(scrapy.Spider):
             self.max_depth,
             self.render_mode,
         )
-        base_url = target.spec.base_url
-        meta = {"site": spec.name}
-        yield scrapy.Request(
-            urljoin(base_url, "robots.txt"),
-            callback=self.parse_robots,
-            errback=self.on_discovery_error,
-            meta={**meta, "dont_obey_robotstxt": True},
-            priority=30,
+        base_url, site = target.spec.base_url, spec.name
+        yield from self._discovery_request(
+            urljoin(base_url, "robots.txt"), site, self.parse_robots, 30,
+            {"dont_obey_robotstxt": True},
+        )  # fmt: skip
+        yield from self._discovery_request(
+            urljoin(base_url, "sitemap.xml"), site, self.parse_sitemap, 20
         )
-        yield scrapy.Request(
-            urljoin(base_url, "sitemap.xml"),
-            callback=self.parse_sitemap,
-            errback=self.on_discovery_error,
-            meta=meta,
-            priority=20,
-        )
-        yield scrapy.Request(
-            base_url,
-            callback=self.parse_page,
-            errback=self.on_discovery_error,
-            meta={**meta, "hops": 0, "discovered_by": "start"},
-            priority=10,
+        yield from self._discovery_request(
+            base_url, site, self.parse_page, 10, {"hops": 0, "discovered_by": "start"}
         )
 
     def _register(self, spec: SiteSpec) -> SiteCrawl:
@@ -221,7 +216,7 @@ class NewsSpider(scrapy.Spider):
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         site = response.meta["site"]
         for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            yield self._sitemap_request(url, site)
+            yield from self._sitemap_request(url, site)
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         content = discovery.read_sitemap(response)
@@ -231,7 +226,7 @@ class NewsSpider(scrapy.Spider):
         target = self._target(response.meta)
         self.crawler.stats.inc_value("spidercrawl/discovery/sitemaps")
         for url in content.sitemaps:
-            yield self._sitemap_request(url, target.name)
+            yield from self._sitemap_request(url, target.name)
         source = "news-sitemap" if content.is_news else "sitemap"
         for url in content.urls:
             render = self.render_mode == "all" or discovery.looks_like_article_url(url)
@@ -254,12 +249,7 @@ class NewsSpider(scrapy.Spider):
         hops = response.meta.get("hops", 0)
         if hops == 0:
             for url in discovery.feed_urls(response):
-                yield scrapy.Request(
-                    url,
-                    callback=self.parse_feed,
-                    errback=self.on_discovery_error,
-                    meta={"site": target.name},
-                )
+                yield from self._discovery_request(url, target.name, self.parse_feed)
         if self.render_mode == "all" or discovery.is_article(response):
             source = response.meta.get("discovered_by", "link")
             yield from self._render(target, response.url, source)
@@ -278,9 +268,30 @@ class NewsSpider(scrapy.Spider):
             else:
                 yield from self._visit(target, link.url, "link", hops=hops + 1)
 
-    def _sitemap_request(self, url: str, site: str) -> scrapy.Request:
-        return scrapy.Request(
-            url, callback=self.parse_sitemap, errback=self.on_discovery_error, meta={"site": site}
+    def _sitemap_request(self, url: str, site: str) -> Iterator[scrapy.Request]:
+        yield from self._discovery_request(url, site, self.parse_sitemap)
+
+    def _discovery_request(
+        self,
+        url: str,
+        site: str,
+        callback: Any,
+        priority: int = 0,
+        meta: dict[str, Any] | None = None,
+    ) -> Iterator[scrapy.Request]:
+        """A robots.txt, sitemap, feed or start page. With Redis it is claimed in the
+        ledger, which starts afresh when a site is queued again: Scrapy's duplicate filter
+        there outlives the run, and would let no second run fetch the site's sitemap."""
+        shared = self.site_queue is not None
+        if shared and not self.ledger.claim_visit(site, canonicalize_url(url), 0):
+            return
+        yield scrapy.Request(
+            url,
+            callback=callback,
+            errback=self.on_discovery_error,
+            meta={"site": site, **(meta or {})},
+            dont_filter=shared,
+            priority=priority,
         )
 
     def _visit(
@@ -293,6 +304,7 @@ class NewsSpider(scrapy.Spider):
             callback=self.parse_page,
             errback=self.on_discovery_error,
             meta={"hops": hops, "discovered_by": source, "site": target.name},
+            dont_filter=self.site_queue is not None,  # claimed in the ledger (see above)
         )
 
     def _render(self, target: SiteCrawl, url: str, source: str) -> Iterator[scrapy.Request]:
@@ -336,6 +348,8 @@ class NewsSpider(scrapy.Spider):
             discovered_by=response.meta.get("discovered_by", "link"),
             keep_html=self.keep_html,
         )
+        if response.meta.get("validators"):
+            item["validators"] = response.meta["validators"]
         rendered = item["capture_mode"] == "browser"
         stats.inc_value("spidercrawl/pages/rendered" if rendered else "spidercrawl/pages/fast_path")
         if rendered:
@@ -452,8 +466,8 @@ class NewsSpider(scrapy.Spider):
         stats = self.crawler.stats
         for target in self.targets.values():
             verdicts = ", ".join(
-                f"{stats.get_value(f'spidercrawl/site/{target.name}/{verdict}', 0)} {verdict}"
-                for verdict in ("new", "changed", "unchanged", "duplicate")
+                f"{stats.get_value(f'spidercrawl/site/{target.name}/{key}', 0)} {label}"
+                for key, label in SUMMARY_VERDICTS
             )
             logger.info(
                 "%s: %d pages rendered, %d by the fast path, %d failed, %d from raw HTML (the "

@@ -1,5 +1,10 @@
 """Re-crawls bring only what is new: per-site memory of the articles already delivered.
 
+Below the capture layer and the pipelines, which both read it: the delivery pipeline
+judges and records articles (:mod:`spidercrawl.pipelines.delivery`), the conditional fetch
+(:mod:`spidercrawl.capture.conditional`) reads each delivered page's HTTP validators (its
+ETag and Last-Modified) to ask the server whether it changed at all.
+
 For each site the memory holds every article delivered so far: its URL key
 (:func:`spidercrawl.urls.article_key`: one key for www/non-www, tracking parameters, AMP
 versions...), a hash of its title and text, and when it was first and last seen. An
@@ -24,6 +29,7 @@ With Redis (``REDIS_URL``) the memory lives there instead (:mod:`spidercrawl.dis
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -32,13 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from spidercrawl.files import write_json_atomically
+from spidercrawl.files import safe_name, write_json_atomically
 from spidercrawl.urls import article_key
 
 logger = logging.getLogger(__name__)
 
 STATE_FORMAT = 2
 Verdict = Literal["new", "changed", "unchanged", "duplicate"]
+PageValidators = tuple[str, dict[str, str]] | None  # (page key, {"etag":..., ...})
 
 
 def content_hash(title: str, text: str) -> str:
@@ -77,6 +84,7 @@ class SiteMemory:
     last_crawl: str = ""
     articles_file: Path | None = None  # the file whose size the journal records
     articles_offset: int = 0  # how much of it the memory already covers
+    validators: dict[str, dict[str, str]] = field(default_factory=dict)  # page key -> ETag...
     dirty: int = 0
     recovered: int = 0  # articles found in the articles file but not in the journal
     counts: dict[str, int] = field(default_factory=dict)  # verdicts of this crawl
@@ -101,6 +109,7 @@ class SiteMemory:
             data = json.loads(self.path.read_text("utf-8"))
             self.articles = {str(k): dict(v) for k, v in (data.get("articles") or {}).items()}
             self.last_crawl = str(data.get("last_crawl") or "")
+            self.validators = dict(data.get("validators") or {})
             if self.articles_file is not None and data.get("articles_file") == str(
                 self.articles_file
             ):
@@ -108,6 +117,7 @@ class SiteMemory:
         except (OSError, ValueError, AttributeError, TypeError) as error:
             logger.warning("Unreadable crawl state %s (%s): starting afresh", self.path, error)
             self.articles, self.last_crawl, self.articles_offset = {}, "", 0
+            self.validators = {}
 
     def _replay_journal(self) -> None:
         try:
@@ -125,10 +135,13 @@ class SiteMemory:
                 entry = json.loads(line)
                 key = str(entry.pop("key"))
                 offset = entry.pop("offset", None)
+                page, validators = entry.pop("page", ""), entry.pop("validators", None)
             except (ValueError, KeyError, TypeError, AttributeError):
                 logger.warning("%s line %d is damaged: skipped", self.journal_path, number)
                 continue
             self.articles[key] = {k: str(v) for k, v in entry.items()}
+            if page and isinstance(validators, dict):
+                self.validators[str(page)] = validators
             if offset is not None:
                 self.articles_offset = int(offset)
 
@@ -190,12 +203,21 @@ class SiteMemory:
             return "duplicate", same_text
         return ("changed" if known is not None else "new"), ""
 
-    def touch(self, identity: ArticleIdentity, now: str) -> None:
+    def touch(self, identity: ArticleIdentity, now: str, page: PageValidators = None) -> None:
         """An unchanged article was seen again (saved with the next snapshot)."""
         self.articles[identity.key]["last_seen"] = now
+        if page is not None:
+            self.validators[page[0]] = page[1]
 
-    def record(self, identity: ArticleIdentity, now: str, offset: int | None) -> None:
-        """The article was delivered: remember it, in the journal first."""
+    def record(
+        self,
+        identity: ArticleIdentity,
+        now: str,
+        offset: int | None,
+        page: PageValidators = None,
+    ) -> None:
+        """The article was delivered: remember it, in the journal first. ``page``: the
+        fetched page's key and its HTTP validators, for a conditional fetch next time."""
         known = self.articles.get(identity.key)
         if known is not None:
             self.by_hash.pop(known["hash"], None)
@@ -205,10 +227,13 @@ class SiteMemory:
             "first_seen": known["first_seen"] if known else now,
             "last_seen": now,
         }
-        line = {"key": identity.key, **record}
+        line: dict[str, Any] = {"key": identity.key, **record}
         if offset is not None:
             line["offset"] = offset
             self.articles_offset = offset
+        if page is not None:
+            line["page"], line["validators"] = page
+            self.validators[page[0]] = page[1]
         append_line(self.journal_path, json.dumps(line, ensure_ascii=False))
         self.articles[identity.key] = record
         self.by_hash[identity.digest] = identity.key
@@ -223,6 +248,7 @@ class SiteMemory:
             "articles_file": str(self.articles_file) if self.articles_file else None,
             "articles_offset": self.articles_offset,
             "articles": self.articles,
+            "validators": self.validators,
         }
         write_json_atomically(self.path, data)
         # Killed here, the journal is replayed over a snapshot that holds it already: the
@@ -240,3 +266,30 @@ def append_line(path: Path, line: str) -> None:
         os.write(handle, (line + "\n").encode("utf-8"))
     finally:
         os.close(handle)
+
+
+def page_key(url: str) -> str:
+    """The key a fetched page's validators go by (its URL's article key)."""
+    return article_key(url) or url
+
+
+def read_validators(state_dir: Path, site: str) -> dict[str, dict[str, str]]:
+    """The HTTP validators of a site's delivered pages (page key -> ETag, Last-Modified),
+    read from its state without loading the rest."""
+    path = state_dir / f"{safe_name(site)}.json"
+    validators: dict[str, dict[str, str]] = {}
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # no state: none known
+        validators.update(json.loads(path.read_text("utf-8")).get("validators") or {})
+    try:
+        lines = path.with_suffix(".journal").read_bytes().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        known = entry.get("validators") if isinstance(entry, dict) else None
+        if isinstance(known, dict) and entry.get("page"):
+            validators[str(entry["page"])] = known
+    return validators
