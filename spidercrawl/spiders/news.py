@@ -43,8 +43,10 @@ stops once that queue and the request queue stay empty for ``REDIS_IDLE_CLOSE`` 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -69,6 +71,7 @@ from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_argument
 logger = logging.getLogger(__name__)
 
 RENDER_MODES = ("articles", "all")
+MEMORY_LOG_EVERY = 1000  # pages between log lines of the process's memory
 SUMMARY_VERDICTS = (  # per-site stats of the delivery pipeline and the conditional fetch
     ("new", "new"),
     ("changed", "changed"),
@@ -111,6 +114,7 @@ class NewsSpider(scrapy.Spider):
         self.max_depth = 0
         self.render_mode = "articles"
         self.targets: dict[str, SiteCrawl] = {}
+        self.pages_done = 0
         self.ledger: Ledger = LocalLedger()
         self.site_queue: Any = None  # with Redis: where the sites come from
         # Not ``allow_domains``: Scrapy compares it with the host *and port* of each link, so
@@ -370,6 +374,12 @@ class NewsSpider(scrapy.Spider):
                 len(item["texts"]),
             )
         stats.max_value("spidercrawl/pages/max_blocks", len(item["texts"]))
+        self.pages_done += 1
+        if self.pages_done % MEMORY_LOG_EVERY == 0:  # a long crawl must hold flat memory
+            logger.info(
+                "%d pages in all; this process holds %.0f MB (the browser apart)",
+                self.pages_done, _resident_mb(),
+            )  # fmt: skip
         if target.done % 25 == 0:
             logger.info(
                 "%s: %d pages (%d rendered, %d by the fast path)",
@@ -507,6 +517,17 @@ class SiteCrawl:
         host = (urlsplit(url).hostname or "").lower()
         base = self.spec.base_host
         return host == base or host.endswith(f".{base}")
+
+
+def _resident_mb() -> float:
+    """This process's resident memory now, in MB (Linux; elsewhere its peak)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _describe_failure(failure: Failure) -> str:
