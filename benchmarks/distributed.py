@@ -38,7 +38,7 @@ from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, read_jsonl  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot  # noqa: E402
 
 DEMO = SiteSnapshot(DEMO_SITE)
-_FIRST_PARAGRAPH = re.compile(rb"(<p[^>]*>)")
+_FIRST_PARAGRAPH = re.compile(rb"(<p>)")  # the article's first paragraph (no class)
 _TITLE = re.compile(rb"(<title[^>]*>)")
 
 
@@ -74,7 +74,9 @@ class EditionsHandler(BaseHTTPRequestHandler):
         if path in server.paths:
             page_id, edition = server.paths[path]
             body = DEMO.page_bytes(page_id)
-            if edition:
+            if edition:  # its own URL (canonical, og:url) and its own text: not a duplicate
+                original = DEMO.path_of[page_id]
+                body = body.replace(original.encode(), path.encode())
                 mark = f"Edition {edition}. ".encode()
                 body = _FIRST_PARAGRAPH.sub(lambda m: m.group(1) + mark, body, count=1)
                 body = _TITLE.sub(lambda m: m.group(1) + mark, body, count=1)
@@ -156,11 +158,13 @@ def learn_models(sites: dict[str, str], models: Path, work: Path) -> None:
         )  # fmt: skip
 
 
-def run_workers(sites: dict[str, str], count: int, models: Path, work: Path) -> dict[str, object]:
+def run_workers(
+    sites: dict[str, str], count: int, models: Path, work: Path, label: str = "workers"
+) -> dict[str, object]:
     """One distributed run on a fresh Redis; what it delivered and how fast."""
     import redis
 
-    folder = work / f"workers-{count}"
+    folder = work / f"{label}-{count}"
     folder.mkdir()
     with redis_server(folder) as url:
         lines = "\n".join(f"{site} {base}" for site, base in sites.items())
@@ -209,6 +213,32 @@ def run_workers(sites: dict[str, str], count: int, models: Path, work: Path) -> 
     }
 
 
+def compare_worker_counts(pages: int, counts: list[int], work: Path) -> None:
+    """The table: 3 sites of ``pages`` pages, for each number of workers."""
+    names = ("bench-a.example", "bench-b.example", "bench-c.example")
+    with ExitStack() as stack:
+        servers = [stack.enter_context(editions(pages)) for _ in names]
+        sites = {n: s.base_url for n, s in zip(names, servers, strict=True)}
+        models = work / "models"
+        learn_models(sites, models, work)
+        expected = pages * len(sites)
+        print(f"{len(sites)} sites x {pages} pages, models learned beforehand; "
+              f"{expected} articles expected per run")  # fmt: skip
+        print("| workers | delivered | lost | duplicates | articles/s (delivery) | "
+              "articles/s (wall) |")  # fmt: skip
+        print("|---|---|---|---|---|---|")
+        for count in counts:
+            result = run_workers(sites, count, models, work)
+            delivered = int(result["delivered"])
+            window, wall = float(result["window_s"]), float(result["wall_s"])
+            rate = delivered / window if window else 0.0
+            print(
+                f"| {count} | {delivered} | {expected - delivered} | {result['duplicates']} | "
+                f"{rate:.1f} | {delivered / wall:.1f} |",
+                flush=True,
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pages", type=int, default=300, help="pages per site")
@@ -218,32 +248,14 @@ def main() -> int:
     if shutil.which("redis-server") is None:
         sys.exit("redis-server not found: apt-get install -y redis-server")
     work = Path(tempfile.mkdtemp(prefix="distributed-"))
-    names = ("bench-a.example", "bench-b.example", "bench-c.example")
-    with ExitStack() as stack:
-        servers = [stack.enter_context(editions(args.pages)) for _ in names]
-        sites = {n: s.base_url for n, s in zip(names, servers, strict=True)}
-        models = work / "models"
-        learn_models(sites, models, work)
-        expected = args.pages * len(sites)
-        print(f"{len(sites)} sites x {args.pages} pages, models learned beforehand; "
-              f"{expected} articles expected per run")  # fmt: skip
-        print("| workers | delivered | lost | duplicates | articles/s (delivery) | "
-              "articles/s (wall) |")  # fmt: skip
-        print("|---|---|---|---|---|---|")
-        for count in (int(n) for n in args.workers.split(",")):
-            result = run_workers(sites, count, models, work)
-            delivered = int(result["delivered"])
-            window, wall = float(result["window_s"]), float(result["wall_s"])
-            rate = delivered / window if window else 0.0
-            print(
-                f"| {count} | {delivered} | {expected - delivered} | {result['duplicates']} | "
-                f"{rate:.1f} | {delivered / wall:.1f} |"
-            )
+    counts = [int(n) for n in args.workers.split(",") if n.strip()]
+    if counts:
+        compare_worker_counts(args.pages, counts, work)
     if args.big:
         with editions(args.big) as server:
             sites = {"bench-big.example": server.base_url}
             learn_models(sites, work / "big-models", work)
-            result = run_workers(sites, 2, work / "big-models", work)
+            result = run_workers(sites, 2, work / "big-models", work, "big")
         delivered = int(result["delivered"])
         print(f"\n{args.big} pages, 2 workers: {delivered} delivered, "
               f"{args.big - delivered} lost, {result['duplicates']} duplicates, "

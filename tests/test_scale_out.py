@@ -213,6 +213,7 @@ def test_three_workers_deliver_every_article_once_and_learn_each_site_once(
         assert worker.wait(timeout=400) == 0
     logs = [(tmp_path / f"worker{n}.log").read_text("utf-8") for n in range(3)]
     assert all("Worker " in log and "on Redis" in log for log in logs)
+    assert not any("ScrapyDeprecationWarning" in log for log in logs)  # scrapy-redis's stats
     assert sum("taken from the Redis site queue" in log for log in logs) >= 2  # shared out
     collected = collect(redis_url, tmp_path)
     assert collected.returncode == 0, collected.stderr[-2000:]
@@ -278,3 +279,53 @@ def test_redis_down_at_start_is_one_clear_error(tmp_path) -> None:
     assert len(errors) == 1 and f"cannot reach Redis at {url}" in errors[0]
     queued = module("spidercrawl.enqueue", "--redis", url, "--site", "npr.org")
     assert queued.returncode == 1 and "cannot reach Redis at" in queued.stderr
+
+
+def test_a_redis_restart_mid_crawl_stops_the_worker_and_loses_nothing(
+    demo_copies, tmp_path, chromium_path
+) -> None:
+    import redis
+
+    port = free_port()
+    data = tmp_path / "redis-data"
+    data.mkdir()
+    server_command = [
+        shutil.which("redis-server") or "redis-server", "--port", str(port),
+        "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+        "--appendfsync", "always", "--dir", str(data),
+    ]  # fmt: skip
+    url = f"redis://127.0.0.1:{port}/0"
+    server = subprocess.Popen(server_command, stdout=subprocess.DEVNULL)
+    wait_for(lambda: _answers(port), 10, "redis-server to start")
+    client = redis.Redis.from_url(url)
+    site = demo_copies[0].split()[0]
+    sites = tmp_path / "sites.txt"
+    sites.write_text(demo_copies[0] + "\n", "utf-8")
+    assert module("spidercrawl.enqueue", "--redis", url, str(sites)).returncode == 0
+    settings = redis_settings(tmp_path, url)
+    worker = start(crawl(settings=settings), tmp_path / "worker.log")
+    try:
+        wait_for(lambda: int(client.hget(f"spidercrawl:counts:{site}", "new") or 0) >= 8,
+                 300, "8 articles before Redis goes down")  # fmt: skip
+        server.kill()  # Redis gone, as in a crash; its append-only file keeps what it had
+        server.wait(timeout=10)
+        worker.wait(timeout=120)
+        log = (tmp_path / "worker.log").read_text("utf-8")
+        assert "Redis stopped answering" in log and "nothing is lost" in log
+        assert "Traceback" not in log and "Spider closed (redis_unavailable)" in log
+        server = subprocess.Popen(server_command, stdout=subprocess.DEVNULL)
+        wait_for(lambda: _answers(port), 10, "redis-server to start again")
+        time.sleep(4)  # the stopped worker's heartbeat expires: its pages go back
+        again = start(crawl(settings=settings), tmp_path / "again.log")
+        assert again.wait(timeout=400) == 0
+    finally:
+        for process in (worker, server):
+            if process.poll() is None:
+                process.kill()
+    server = subprocess.Popen(server_command, stdout=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: _answers(port), 10, "redis-server for the collector")
+        assert collect(url, tmp_path).returncode == 0
+    finally:
+        server.kill()
+    assert_each_article_once(tmp_path / "articles", (site,))

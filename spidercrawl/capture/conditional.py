@@ -60,9 +60,13 @@ class ConditionalFetchMiddleware:
     def _known(self, site: str, url: str) -> dict[str, str] | None:
         key = page_key(url)
         if self.redis is not None:
+            from spidercrawl.distributed import GUARD, RedisDownError
             from spidercrawl.distributed.delivery import read_page_validators
 
-            return read_page_validators(self.redis, self.prefix, site, key)
+            try:
+                return GUARD(read_page_validators, self.redis, self.prefix, site, key)
+            except RedisDownError:
+                return None
         if site not in self.sites:
             self.sites[site] = read_validators(self.state_dir, site)
         return self.sites[site].get(key)

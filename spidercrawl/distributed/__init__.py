@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from scrapy.exceptions import DropItem
 from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
@@ -31,12 +32,54 @@ class RedisUnavailableError(RuntimeError):
     """Redis cannot be reached: the message says where and why."""
 
 
+class NotDelivered(DropItem):
+    """An article that could not be delivered because Redis did not answer: its page stays
+    in flight in Redis and is crawled again (the item is not counted as done)."""
+
+
+class RedisDownError(NotDelivered):
+    """Redis stopped answering, after the client's own retries."""
+
+
+class RedisGuard:
+    """Every call a worker makes to Redis goes through here. Once Redis has stopped
+    answering (after the client's retries, a few seconds), every later call fails at once,
+    and the worker stops (the scheduler listens): without this, each page would wait out
+    the retries on each of its calls, and a worker would take minutes to stop."""
+
+    def __init__(self) -> None:
+        self.error: Exception | None = None
+        self.listeners: list[Any] = []
+
+    def __call__(self, function: Any, *arguments: Any, **keywords: Any) -> Any:
+        from redis.exceptions import RedisError
+
+        if self.error is not None:
+            raise RedisDownError(f"Redis stopped answering ({self.error})")
+        try:
+            return function(*arguments, **keywords)
+        except RedisError as error:
+            self.error = error
+            for listener in self.listeners:
+                listener(error)
+            raise RedisDownError(f"Redis stopped answering ({error})") from None
+
+
+GUARD = RedisGuard()  # one per process: a worker talks to one Redis
+
+
 def redis_client(url: str) -> Any:
     """A client of the Redis at ``url``, checked with a PING (RedisUnavailableError if not)."""
     import redis
 
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=5, health_check_interval=30)
+        client = redis.Redis.from_url(
+            url,
+            socket_connect_timeout=5,
+            health_check_interval=30,
+            retry=_retry(),
+            retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
+        )
         client.ping()
     except (redis.exceptions.RedisError, ValueError) as error:
         raise RedisUnavailableError(f"cannot reach Redis at {url}: {error}") from None
@@ -56,6 +99,13 @@ class RedisAddon:
             return
         prefix = key_prefix(settings)
         for name, value in {
+            # scrapy-redis's own client: blips retried as in redis_client.
+            "REDIS_PARAMS": {
+                "socket_timeout": 30,
+                "socket_connect_timeout": 5,
+                "retry_on_timeout": True,
+                "retry": _retry(),
+            },
             "SCHEDULER": "spidercrawl.distributed.scheduler.ReliableScheduler",
             "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
             "SCHEDULER_PERSIST": True,  # a stopped crawl resumes; enqueue --reset clears
@@ -64,3 +114,11 @@ class RedisAddon:
             # Requests travel as JSON-safe pickles of Request.to_dict (scrapy-redis default).
         }.items():
             settings.set(name, value, priority="addon")
+
+
+def _retry() -> Any:
+    """A blip (a restart, a failover) is retried for a few seconds before it is an error."""
+    from redis.backoff import ExponentialBackoff
+    from redis.retry import Retry
+
+    return Retry(ExponentialBackoff(cap=2.0, base=0.2), 5)

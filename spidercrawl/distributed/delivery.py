@@ -20,7 +20,7 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy.settings import BaseSettings
 
-from spidercrawl.distributed import key_prefix, redis_client
+from spidercrawl.distributed import GUARD, key_prefix, redis_client
 from spidercrawl.memory import ArticleIdentity, PageValidators, Verdict
 
 # KEYS: articles, hashes, counts, stream, validators. ARGV: key, digest, has_text, now, url,
@@ -97,7 +97,8 @@ class RedisDelivery:
         """The article's verdict and, for a drop, what it repeats (for a delivery, its
         stream id)."""
         body = {k: v for k, v in article.asdict().items() if k != "update"}
-        result = self.script(
+        result = GUARD(
+            self.script,
             keys=[
                 f"{self.prefix}:articles:{site}",
                 f"{self.prefix}:hashes:{site}",

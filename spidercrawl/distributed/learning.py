@@ -18,7 +18,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-from spidercrawl.distributed import key_prefix, redis_client
+from spidercrawl.distributed import GUARD, key_prefix, redis_client
 from spidercrawl.distributed.scheduler import worker_id
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,11 @@ class SharedLearning:
         )
 
     def add_page(self, site: str, page: dict[str, Any]) -> int:
-        """Share a page to learn from; returns how many the site has now."""
+        """Share a page to learn from; returns how many the site has now. (Every call to
+        Redis here goes through GUARD: RedisDownError, a DropItem, when Redis is gone.)"""
+        return int(GUARD(self._add_page, site, page))
+
+    def _add_page(self, site: str, page: dict[str, Any]) -> int:
         key = f"{self.prefix}:learn:{site}"
         body = {k: v for k, v in page.items() if not k.startswith("_")}
         pipe = self.redis.pipeline()
@@ -62,7 +66,7 @@ class SharedLearning:
 
     def pages(self, site: str) -> list[dict[str, Any]]:
         pages = []
-        for raw in self.redis.lrange(f"{self.prefix}:learn:{site}", 0, -1):
+        for raw in GUARD(self.redis.lrange, f"{self.prefix}:learn:{site}", 0, -1):
             try:
                 pages.append(json.loads(raw))
             except ValueError:
@@ -70,20 +74,20 @@ class SharedLearning:
         return pages
 
     def count(self, site: str) -> int:
-        return int(self.redis.llen(f"{self.prefix}:learn:{site}"))
+        return int(GUARD(self.redis.llen, f"{self.prefix}:learn:{site}"))
 
     def lock(self, site: str) -> bool:
         """Take the site's learning lock (False if another worker holds it)."""
         key = f"{self.prefix}:learning:{site}"
-        return bool(self.redis.set(key, self.worker, nx=True, ex=self.lock_seconds))
+        return bool(GUARD(self.redis.set, key, self.worker, nx=True, ex=self.lock_seconds))
 
     def locked_by_other(self, site: str) -> bool:
-        holder = self.redis.get(f"{self.prefix}:learning:{site}")
+        holder = GUARD(self.redis.get, f"{self.prefix}:learning:{site}")
         holder = holder.decode() if isinstance(holder, bytes) else holder
         return bool(holder) and holder != self.worker
 
     def unlock(self, site: str) -> None:
-        self.release_script(keys=[f"{self.prefix}:learning:{site}"], args=[self.worker])
+        GUARD(self.release_script, keys=[f"{self.prefix}:learning:{site}"], args=[self.worker])
 
     def publish(self, site: str, version: str, files: dict[str, bytes]) -> None:
         """Make a model the one every worker uses; the pages it was learned from go."""
@@ -92,14 +96,14 @@ class SharedLearning:
         pipe.delete(key)
         pipe.hset(key, mapping={"version": version, "by": self.worker, **files})
         pipe.delete(f"{self.prefix}:learn:{site}")
-        pipe.execute()
-        self.redis.hincrby(f"{self.prefix}:learned", site, 1)  # how often: once per version
+        pipe.hincrby(f"{self.prefix}:learned", site, 1)  # how often: once per version
+        GUARD(pipe.execute)
 
     def published_version(self, site: str) -> str:
-        raw = self.redis.hget(f"{self.prefix}:model:{site}", "version")
+        raw = GUARD(self.redis.hget, f"{self.prefix}:model:{site}", "version")
         return raw.decode() if isinstance(raw, bytes) else str(raw or "")
 
     def published_files(self, site: str) -> dict[str, bytes]:
-        entries = self.redis.hgetall(f"{self.prefix}:model:{site}")
+        entries = GUARD(self.redis.hgetall, f"{self.prefix}:model:{site}")
         names = {k.decode() if isinstance(k, bytes) else k: v for k, v in entries.items()}
         return {k: v for k, v in names.items() if k not in ("version", "by")}

@@ -15,11 +15,15 @@ scrapy-redis 0.9.1 against Scrapy 2.19: the scheduler and duplicate filter work 
 are not used: ``RedisMixin`` calls ``engine.crawl(request, spider=...)``, which Scrapy 2.10
 removed (rmax/scrapy-redis#285, fixed upstream in #286 after the 0.9.1 release), and has no
 async ``start()`` (rmax/scrapy-redis#305). Our spider takes its sites from Redis itself
-(:mod:`.sites`).
+(:mod:`.sites`). And its scheduler passes ``spider=`` to ``StatsCollector.inc_value``, which
+Scrapy deprecated (scrapy/scrapy#6750, #7011): a ScrapyDeprecationWarning in the log for
+every request queued and taken. ``enqueue_request`` and ``next_request`` are redone here
+without it (tested: no such warning in a worker's log).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -32,10 +36,11 @@ from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
+from scrapy.utils.defer import deferred_from_coro
 from scrapy_redis.scheduler import Scheduler
-from twisted.internet import task
+from twisted.internet import reactor, task
 
-from spidercrawl.distributed import key_prefix
+from spidercrawl.distributed import GUARD, NotDelivered, RedisDownError, key_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +65,11 @@ class ReliableScheduler(Scheduler):
         scheduler.timeout = max(3, settings.getint("REDIS_WORKER_TIMEOUT", 60))
         scheduler.inflight_key = f"{scheduler.prefix}:inflight:{scheduler.worker}"
         scheduler.heartbeat = task.LoopingCall(scheduler.beat)
-        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+        scheduler.redis_failed = False
+        GUARD.listeners.append(scheduler.stop_for_redis)
+        # Delivered or dropped: done. Not after an item error, nor a drop because Redis did
+        # not answer: such pages stay in flight, to be put back.
+        for signal in (signals.item_scraped, signals.item_dropped):
             crawler.signals.connect(scheduler.item_done, signal=signal)
         return scheduler
 
@@ -78,6 +87,8 @@ class ReliableScheduler(Scheduler):
     def close(self, reason: str) -> Any:
         if self.heartbeat.running:
             self.heartbeat.stop()
+        if self.redis_failed:
+            return None  # nothing can be said to Redis; the heartbeat will expire
         left = self.server.hlen(self.inflight_key)
         if left and reason != "finished":
             self._requeue(self.worker)  # stopped early (Ctrl-C): others take them over
@@ -87,28 +98,84 @@ class ReliableScheduler(Scheduler):
 
     def beat(self) -> None:
         """Say this worker is alive; put back the requests of workers that are not."""
+        if self.redis_failed:
+            return
         try:
             self.server.set(f"{self.prefix}:worker:{self.worker}", "alive", ex=self.timeout)
             self.recover_dead_workers()
-        except RedisError as error:  # the loop must go on: Redis may come back
-            logger.warning("Redis did not answer the heartbeat (%s); trying again", error)
+        except RedisError as error:
+            GUARD.error = GUARD.error or error
+            self.stop_for_redis(error)
+
+    def enqueue_request(self, request: Request) -> bool:
+        try:
+            if not request.dont_filter and GUARD(self.df.request_seen, request):
+                self.df.log(request, self.spider)
+                return False
+            GUARD(self.queue.push, request)
+        except RedisDownError:  # the page that led here stays in flight: nothing lost
+            return False
+        if self.stats:
+            self.stats.inc_value("scheduler/enqueued/redis")
+        return True
 
     def next_request(self) -> Request | None:
-        request = super().next_request()
-        if request is not None:
-            self.server.hset(
-                self.inflight_key, self.df.request_fingerprint(request),
+        if self.redis_failed:
+            return None
+        try:
+            request = GUARD(self.queue.pop, self.idle_before_close)
+            if request is None:
+                return None
+            GUARD(
+                self.server.hset, self.inflight_key, self.df.request_fingerprint(request),
                 self.queue._encode_request(request),
             )  # fmt: skip
+        except RedisDownError:
+            return None
+        if self.stats:
+            self.stats.inc_value("scheduler/dequeued/redis")
         return request
+
+    def has_pending_requests(self) -> bool:
+        if self.redis_failed:
+            return False
+        try:
+            return bool(GUARD(super().has_pending_requests))
+        except RedisDownError:
+            return False
+
+    def stop_for_redis(self, error: Exception) -> None:
+        """Redis stopped answering (after the client's own retries): stop this worker with
+        one clear line. What it had taken stays in flight in Redis and is put back when a
+        worker runs again, so nothing is lost."""
+        if self.redis_failed:
+            return
+        self.redis_failed = True
+        if self.heartbeat.running:
+            self.heartbeat.stop()
+        logger.error(
+            "Redis stopped answering (%s): this worker stops. Start it again once Redis is "
+            "back; the pages it had not finished wait there, nothing is lost.",
+            error,
+        )
+        engine = self.crawler.engine
+        if engine is not None:
+            reactor.callLater(
+                0, deferred_from_coro, engine.close_spider_async(reason="redis_unavailable")
+            )
 
     def done(self, request: Request | None) -> None:
         """The page of ``request`` is done: it no longer needs to be put back."""
         if request is not None:
             self.server.hdel(self.inflight_key, self.df.request_fingerprint(request))
 
-    def item_done(self, item: Any, response: Response | None = None, **_: Any) -> None:
-        self.done(getattr(response, "request", None))
+    def item_done(
+        self, item: Any, response: Response | None = None, exception: Any = None, **_: Any
+    ) -> None:
+        if isinstance(exception, NotDelivered) or self.redis_failed:
+            return
+        with contextlib.suppress(RedisDownError):
+            GUARD(self.done, getattr(response, "request", None))
 
     def recover_dead_workers(self) -> int:
         """Put back the in-flight requests of workers whose heartbeat stopped."""
@@ -180,5 +247,6 @@ class InflightMiddleware:
 
     def _done(self, response: Response) -> None:
         scheduler = self.crawler.engine.scheduler if self.crawler.engine else None
-        if isinstance(scheduler, ReliableScheduler):
-            scheduler.done(response.request)
+        if isinstance(scheduler, ReliableScheduler) and not scheduler.redis_failed:
+            with contextlib.suppress(RedisDownError):
+                GUARD(scheduler.done, response.request)

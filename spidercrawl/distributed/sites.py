@@ -18,7 +18,7 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from spidercrawl.distributed import key_prefix, redis_client
+from spidercrawl.distributed import GUARD, RedisDownError, key_prefix, redis_client
 from spidercrawl.sites import Ledger, SiteSpec, parse_site_line
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,10 @@ class RedisSiteQueue:
     def pop(self) -> SiteSpec | None:
         """The next site to start, or None when the queue is empty."""
         while True:
-            raw = self.redis.lpop(f"{self.prefix}:sites:queue")
+            try:
+                raw = GUARD(self.redis.lpop, f"{self.prefix}:sites:queue")
+            except RedisDownError:
+                return None
             if raw is None:
                 return None
             line = raw.decode() if isinstance(raw, bytes) else str(raw)
@@ -78,16 +81,25 @@ class RedisSiteQueue:
     def spec(self, name: str) -> SiteSpec | None:
         """A site started by any worker (its base URL, for a local copy)."""
         if name not in self.specs:
-            raw = self.redis.hget(f"{self.prefix}:sites", name)
+            try:
+                raw = GUARD(self.redis.hget, f"{self.prefix}:sites", name)
+            except RedisDownError:
+                return None  # not kept: asked again once Redis is back
             line = raw.decode() if isinstance(raw, bytes) else raw
             self.specs[name] = (parse_site_line(line) if line else None) or SiteSpec.parse(name)
         return self.specs[name]
 
     def keep_waiting(self) -> bool:
         """Whether an idle worker waits for more work (requests or sites from others)."""
+        if GUARD.error is not None:
+            return False  # the worker is stopping
         if self.wait_forever:
             return True
-        if self.redis.zcard(f"{self.prefix}:requests"):
+        try:
+            queued = GUARD(self.redis.zcard, f"{self.prefix}:requests")
+        except RedisDownError:
+            return False
+        if queued:
             self.idle_since = None
             return True
         now = time.monotonic()
@@ -126,8 +138,15 @@ class RedisLedger(Ledger):
 
     def claim_render(self, site: str, key: str, max_pages: int) -> bool:
         render, _ = self._keys(site)
-        return bool(self.claim(keys=[render, render, render], args=[key, max_pages]))
+        return self._claim([render, render, render], key, max_pages)
 
     def claim_visit(self, site: str, key: str, max_pages: int) -> bool:
         render, visit = self._keys(site)
-        return bool(self.claim(keys=[visit, render, render], args=[key, max_pages]))
+        return self._claim([visit, render, render], key, max_pages)
+
+    def _claim(self, keys: list[str], key: str, max_pages: int) -> bool:
+        """Claimed; not when Redis is down (the page that led here is crawled again)."""
+        try:
+            return bool(GUARD(self.claim, keys=keys, args=[key, max_pages]))
+        except RedisDownError:
+            return False

@@ -140,7 +140,15 @@ class SiteLearningPipeline:
     def spider_closed(self, spider: Spider) -> None:
         if self.watchdog.running:
             self.watchdog.stop()
-        self._settle_all("the crawl ended", final=True)
+        try:
+            self._settle_all("the crawl ended", final=True)
+        except DropItem as error:  # Redis is gone: held pages stay in flight there
+            logger.warning("Held pages not extracted (%s); they are crawled again", error)
+            for state in self.sites.values():
+                held, state.held = state.held, []
+                for _, future in held:
+                    if not future.done():
+                        future.set_exception(error)
 
     # -- items ------------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Spider | None = None) -> Any:
@@ -318,6 +326,8 @@ class SiteLearningPipeline:
         look for a model another worker published."""
         try:
             self._settle_waiting_sites()
+        except DropItem as error:  # Redis is gone (RedisDownError): the worker is stopping
+            logger.debug("Waiting sites not settled: %s", error)
         except Exception:  # a failure here must not stop the watchdog (held pages wait on it)
             logger.exception("Settling the waiting sites failed; trying again in a second")
 
