@@ -66,6 +66,7 @@ from spidercrawl.signals import site_model_changed, site_needs_browser
 logger = logging.getLogger(__name__)
 
 JS_PAGES_TO_RENDER_DIRECTLY = 3  # pages drawn by JavaScript before the fast path stops trying
+SHARED_MODEL_CHECK_EVERY = 10  # watchdog ticks (seconds) between looks for a newer model
 
 
 @dataclass
@@ -121,6 +122,7 @@ class SiteLearningPipeline:
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
         self.shared = None  # with Redis: pages, lock and models shared by every worker
+        self.ticks = 0
         if settings.get("REDIS_URL"):
             from spidercrawl.distributed.learning import SharedLearning
 
@@ -203,12 +205,24 @@ class SiteLearningPipeline:
         """The model another worker published for the site, if it is newer than ours."""
         assert self.shared is not None
         version = self.shared.published_version(site)
-        if not version or version == outgrown or (current and current.version_ == version):
+        # Versions are UTC timestamps: only a newer one than ours is taken.
+        if not version or version == outgrown or (current and version <= current.version_):
             return None
         model = self.store.install(site, self.shared.published_files(site))
         if model is not None:
             logger.info("%s: using the model %s published in Redis", site, model.version_)
         return model
+
+    def _take_newer_model(self, site: str, state: SiteState) -> None:
+        """Another worker relearned the site (its template drifted there): use that model
+        here too, so that every worker extracts with the same version."""
+        model = self._take_published(site, state.model, state.outgrown)
+        if model is not None and state.model is not None:
+            state.outgrown = state.model.version_
+            state.model = model
+            state.fits.clear()
+            state.misfits.clear()
+            self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=model)
 
     def _settle_shared(self, site: str, state: SiteState, why: str, count: int = 0) -> bool:
         """With Redis: take the model another worker published, or learn it under the
@@ -333,9 +347,12 @@ class SiteLearningPipeline:
 
     def _settle_waiting_sites(self) -> None:
         if self.shared is not None:
+            self.ticks += 1
             for site, state in self.sites.items():
                 if state.held and not state.settled:
                     self._settle_shared(site, state, "pages arrived from every worker")
+                elif state.settled and self.ticks % SHARED_MODEL_CHECK_EVERY == 0:
+                    self._take_newer_model(site, state)
         held = sum(len(state.held) for state in self.sites.values())
         if held and _only_held_items_left(self.crawler, held):
             self._settle_all("no more pages are coming")
