@@ -109,6 +109,9 @@ MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versi
 
 # --- Fast path and template drift (capture/fast_path.py, pipelines/learning.py) ----------
 FAST_PATH_ENABLED = True  # learned sites with usable rules: plain HTTP + rules, no browser
+# Beyond these a page goes to the browser: they bound the fast path's time per page.
+FAST_PATH_MAX_BYTES = 4 * 2**20
+FAST_PATH_MAX_ELEMENTS = 25_000
 DRIFT_WINDOW = 10  # the last pages of a site judged for template drift
 DRIFT_MAX_FAILURE_SHARE = 0.5  # this share of them failing the rules/model: learn again
 

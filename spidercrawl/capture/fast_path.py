@@ -9,12 +9,21 @@ metadata of its raw HTML (``capture_mode = "http"``, no blocks); a page that fai
 rules match nothing or too much, the text needs JavaScript, the template changed) is sent
 back to the browser, and its page item says why (``fast_path_rejected``).
 
-Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``.
-Stats: ``spidercrawl/fast_path/accepted`` and ``.../rejected``.
+Bad input: a page above ``FAST_PATH_MAX_BYTES`` (4 MB) or with more than
+``FAST_PATH_MAX_ELEMENTS`` (25,000) elements goes to the browser, with the reason in the log
+and in its page item; markup that does not parse, likewise. A page whose declared charset
+lies (UTF-8 declared, windows-1252 sent, or the reverse) is read by its bytes
+(:func:`~spidercrawl.extract.html.decode_html`) and logged.
+
+Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``,
+``FAST_PATH_MAX_BYTES``, ``FAST_PATH_MAX_ELEMENTS``. Stats: ``spidercrawl/fast_path/accepted``,
+``.../rejected``, ``.../charset_corrected``.
 """
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +33,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.extract.html import UnusableDocumentError, parse_html
+from spidercrawl.extract.html import UnusableDocumentError, decode_html, parse_html
 from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleCheck
@@ -47,6 +56,8 @@ class FastPathMiddleware:
         self.crawler = crawler
         self.store = ModelStore(settings.get("MODELS_DIR"))
         self.models: dict[str, SiteModel | None] = {}  # per site: a model with usable rules
+        self.max_bytes = settings.getint("FAST_PATH_MAX_BYTES", 4 * 2**20)
+        self.max_elements = settings.getint("FAST_PATH_MAX_ELEMENTS", 25_000)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FastPathMiddleware:
@@ -102,10 +113,32 @@ class FastPathMiddleware:
             return _to_browser(request, "the site's template is being learned again")
         if not isinstance(response, TextResponse):
             return _to_browser(request, "not a text response")
+        # Bounds: parsing and the rules are linear in the page's bytes and elements, so these
+        # two bound the time a page can take here; beyond them the browser has it.
+        if len(response.body) > self.max_bytes:
+            why = (
+                f"{len(response.body) / 2**20:.1f} MB of HTML, above FAST_PATH_MAX_BYTES "
+                f"({self.max_bytes / 2**20:.1f} MB)"
+            )
+            return self._give_up(request, site, response.url, why)
+        text, encoding = response.text, response.encoding
+        if not response.body.isascii():  # the declared charset matters: is it true?
+            text, encoding = decode_html(response.body, _header(response, b"Content-Type"))
+        if _codec(encoding) != _codec(response.encoding):  # the page's charset lies
+            self.crawler.stats.inc_value("spidercrawl/fast_path/charset_corrected")
+            logger.info(
+                "%s: %s declares %s but its bytes are %s: read as %s",
+                site, response.url, response.encoding, encoding, encoding,
+            )  # fmt: skip
+            response = response.replace(body=text.encode("utf-8"), encoding="utf-8")
         try:  # one parse serves the metadata and the rules
-            document = parse_html(response.text)
+            document = parse_html(text)
         except UnusableDocumentError as error:
-            return _to_browser(request, str(error))
+            return self._give_up(request, site, response.url, str(error))
+        elements = sum(1 for _ in itertools.islice(document.iter(), self.max_elements + 1))
+        if elements > self.max_elements:
+            why = f"more than {self.max_elements} elements (FAST_PATH_MAX_ELEMENTS)"
+            return self._give_up(request, site, response.url, why, text)
         capture, verdict = cut_raw_html(document, response.url, model)
         stats = self.crawler.stats
         if verdict is None or not verdict.ok:
@@ -117,6 +150,25 @@ class FastPathMiddleware:
         stats.inc_value("spidercrawl/fast_path/accepted")
         request.meta["capture"] = capture
         return response
+
+    def _give_up(
+        self, request: Request, site: str, url: str, why: str, raw_html: str | None = None
+    ) -> Request:
+        self.crawler.stats.inc_value("spidercrawl/fast_path/rejected")
+        logger.info("%s: rendering %s instead (%s)", site, url, why)
+        return _to_browser(request, why, raw_html)
+
+
+def _header(response: Response, name: bytes) -> str:
+    return (response.headers.get(name) or b"").decode("latin-1")
+
+
+def _codec(encoding: str | None) -> str:
+    """An encoding's canonical name ('latin-1' and 'iso-8859-1' are one)."""
+    try:
+        return codecs.lookup(encoding or "").name
+    except LookupError:
+        return str(encoding)
 
 
 def cut_raw_html(

@@ -1,0 +1,93 @@
+"""Bad pages on the fast path: bounded, sent to the browser with a reason, never lost.
+
+A copy of the demo gets four more article pages: 10 MB of HTML, 50,000 elements, markup cut
+off in the middle of a tag, and a page that declares UTF-8 but is sent in windows-1252. The
+site is learned from a crawl of the demo; the crawl of the copy takes the fast path.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from spidercrawl.runner import DEMO_SITE
+from spidercrawl.serve import serving
+from tests.test_learning_e2e import SITE, crawl_articles
+
+BASE = f"https://{SITE}/city/2026/05/"
+BAD_PAGES = {
+    "900": f"{BASE}01/a-very-large-page-of-the-harbour-times/",
+    "901": f"{BASE}02/a-page-of-fifty-thousand-elements/",
+    "902": f"{BASE}03/a-page-whose-markup-is-cut-off/",
+    "903": f"{BASE}04/a-page-whose-charset-lies-about-itself/",
+}
+LIE = "Café crème at the naïve façade: the jetty\u2019s reopening."
+
+
+def _bad_pages(template: str) -> dict[str, bytes]:
+    article = template.index("<article")
+    first_paragraph = template.index("<p>", article)
+    big = template.replace("</body>", f'<script type="application/json">"{"x" * 10_500_000}"'
+                           "</script></body>")  # fmt: skip
+    many = template.replace(
+        "</body>", '<div style="display:none">' + "<span></span>" * 50_000 + "</div></body>"
+    )
+    cut = template[: template.index("</article>") - 40] + '<p class="unfinished'
+    lie = template[:first_paragraph] + f"<p>{LIE}</p>" + template[first_paragraph:]
+    return {
+        "900": big.encode("utf-8"),
+        "901": many.encode("utf-8"),
+        "902": cut.encode("utf-8"),
+        "903": lie.encode("cp1252"),  # while its <meta charset> says utf-8
+    }
+
+
+@pytest.fixture(scope="module")
+def bad_crawl(tmp_path_factory, chromium_path):
+    root = tmp_path_factory.mktemp("bad-input")
+    site = root / SITE
+    shutil.copytree(DEMO_SITE, site)
+    template = (site / "pages" / "001.html").read_text("utf-8")
+    for page_id, body in _bad_pages(template).items():
+        (site / "pages" / f"{page_id}.html").write_bytes(body)
+    with (site / "index.tsv").open("a", encoding="utf-8") as index:
+        index.writelines(f"{page_id}\t{url}\n" for page_id, url in BAD_PAGES.items())
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
+    with serving(DEMO_SITE) as server:  # learned from the demo as it is
+        learning = crawl_articles(server.base_url, root / "learn.jsonl", root / "models",
+                                  *settings)  # fmt: skip
+    with serving(site) as server:
+        fast = crawl_articles(server.base_url, root / "fast.jsonl", root / "models", *settings)
+    return learning, fast, server.base_url
+
+
+def _local(url: str, base_url: str) -> str:
+    return base_url.rstrip("/") + url.split(SITE, 1)[1]
+
+
+def test_each_bad_page_is_bounded_and_rendered_with_its_reason(bad_crawl) -> None:
+    learning, fast, base_url = bad_crawl
+    assert learning.returncode == 0 and fast.returncode == 0, fast.log[-3000:]
+    log = fast.log
+    big, many = _local(BAD_PAGES["900"], base_url), _local(BAD_PAGES["901"], base_url)
+    assert f"rendering {big} instead (10.0 MB of HTML, above FAST_PATH_MAX_BYTES" in log
+    assert f"rendering {many} instead (more than 25000 elements (FAST_PATH_MAX_ELEMENTS))" in log
+    methods = {item["url"]: item["method"] for item in fast.items}
+    assert methods[big] != "rules" and methods[many] != "rules"  # the browser had them
+    assert len(fast.items) == 34  # the demo's 30 and the 4 bad pages: none lost
+
+
+def test_a_lying_charset_is_read_by_its_bytes(bad_crawl) -> None:
+    _, fast, base_url = bad_crawl
+    url = _local(BAD_PAGES["903"], base_url)
+    assert f"{url} declares utf-8 but its bytes are cp1252: read as cp1252" in fast.log
+    article = next(item for item in fast.items if item["url"] == url)
+    assert article["method"] == "rules" and LIE in article["text"]
+
+
+def test_cut_off_markup_still_gives_its_article(bad_crawl) -> None:
+    _, fast, base_url = bad_crawl
+    url = _local(BAD_PAGES["902"], base_url)
+    article = next(item for item in fast.items if item["url"] == url)
+    assert article["word_count"] > 50
