@@ -106,3 +106,25 @@ def test_no_snapshot_is_a_clear_error(tmp_path: Path) -> None:
     proc = evaluate(tmp_path, tmp_path / "out")
     assert proc.returncode == 2
     assert "No site snapshots" in proc.stderr
+
+
+def test_rules_pages_are_reported_by_the_way_they_went() -> None:
+    from spidercrawl.evaluate.report import rules_split, rules_split_table
+    from spidercrawl.evaluate.runner import PageRecord
+
+    def record(page: str, f1: float, note: str, seconds: float) -> PageRecord:
+        return PageRecord("d", "s", page, "rules", f1=f1, note=note, seconds=seconds,
+                          retrieved_tokens=5, gold_tokens=5)  # fmt: skip
+
+    records = [
+        record("1", 1.0, "fast path", 0.002),
+        record("2", 0.8, "fast path", 0.004),
+        record("3", 0.5, "rendered: too short", 0.060),
+        PageRecord("d", "s", "1", "learned", f1=0.1),  # another method: not counted
+    ]
+    split = rules_split(records)["d"]
+    assert split["fast path"]["pages"] == 2 and split["fast path"]["f1"] == pytest.approx(0.9)
+    assert split["fast path"]["ms_per_page"] == pytest.approx(3.0)
+    assert split["rendered"]["pages"] == 1 and split["rendered"]["ms_per_page"] == 60.0
+    table = rules_split_table({"d": split})
+    assert "| d | fast path | 2 | 0.900 |" in table and "| 60.0 |" in table

@@ -211,12 +211,17 @@ def main(argv: list[str] | None = None) -> int:
     }
     summary = report.summarize(records, skipped, run)
     summary.update(extra)
+    split = report.rules_split(records)
+    if split:
+        summary["rules_by_way"] = split
     args.out.mkdir(parents=True, exist_ok=True)
     report.write_summary(args.out / "summary.json", summary)
     report.write_pages_csv(args.out / "pages.csv", records)
     tables = [report.dataset_table(summary, "f1"), report.dataset_table(summary, "cleaneval")]
     for dataset, rows in summary["datasets"].items():
         tables.append(report.method_table(dataset, rows))
+    if split:
+        tables.append(report.rules_split_table(split))
     for name, reason in skipped.items():
         tables.append(f"Skipped {name}: {reason}\n")
     text = "\n".join(tables)

@@ -117,6 +117,41 @@ def method_table(title: str, rows: Mapping[str, Mapping[str, object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def rules_split(records: Iterable[PageRecord]) -> dict[str, dict[str, dict[str, object]]]:
+    """``rules`` by the way each page went, per dataset: the fast path (the rules passed
+    their check on the raw HTML) or rendered (they did not: the page is the model's). A
+    mean over both hides which way a site's pages go and what each costs."""
+    groups: dict[str, dict[str, list[PageRecord]]] = defaultdict(lambda: defaultdict(list))
+    for record in records:
+        if record.method == "rules":
+            way = "fast path" if record.note == "fast path" else "rendered"
+            groups[record.dataset][way].append(record)
+    split: dict[str, dict[str, dict[str, object]]] = {}
+    for dataset, ways in sorted(groups.items()):
+        split[dataset] = {}
+        for way, rows in sorted(ways.items()):
+            agg = aggregate(rows)
+            seconds = [r.seconds for r in rows if r.seconds]
+            agg["ms_per_page"] = 1000 * statistics.fmean(seconds) if seconds else None
+            split[dataset][way] = agg
+    return split
+
+
+def rules_split_table(split: Mapping[str, Mapping[str, Mapping[str, object]]]) -> str:
+    lines = [
+        "## rules: fast-path pages and rendered pages apart",
+        "",
+        "| dataset | way | pages | F1 | F1 all | ms/page |",
+        "|---|---|---|---|---|---|",
+    ]
+    for dataset, ways in split.items():
+        for way, agg in ways.items():
+            cells = [_fmt(c) for c in (dataset, way, agg["pages"], agg["f1"], agg["f1_all_pages"])]
+            cells.append(_fmt(agg.get("ms_per_page"), 1))
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def dataset_table(summary: Mapping[str, object], measure: str = "f1") -> str:
     """The paper's Table 4 shape: one row per method, one column per dataset, plus the mean."""
     datasets: Mapping[str, Mapping[str, Mapping[str, object]]] = summary["datasets"]  # type: ignore[assignment]
