@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 from scrapy.http import Response
+from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
@@ -30,6 +31,33 @@ _NOT_ARTICLE = re.compile(
     r"search|feed|rss|login|signin|subscribe|about|contact|privacy|terms|archive)(/|$)",
     re.IGNORECASE,
 )
+
+
+_IGNORED_SUFFIXES = frozenset(f".{extension}" for extension in IGNORED_EXTENSIONS)
+
+
+def absolute_links(base_url: str, hrefs: list[str]) -> list[str]:
+    """The page links worth following, from the hrefs of a page already parsed: absolute,
+    http(s), no fragment, not a file (Scrapy's ignored extensions), each once. What
+    Scrapy's LinkExtractor does, without parsing the page a second time (the fast path's
+    pages are parsed once, for everything)."""
+    seen: dict[str, None] = {}
+    for href in hrefs:
+        href = href.strip()
+        if not href or href.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+            continue
+        try:
+            url = urljoin(base_url, href).split("#", 1)[0]
+            parts = urlsplit(url)
+        except ValueError:  # a malformed href (a broken IPv6 literal...)
+            continue
+        if parts.scheme not in ("http", "https"):
+            continue
+        name = parts.path.rsplit("/", 1)[-1].lower()
+        if "." in name and name[name.rindex(".") :] in _IGNORED_SUFFIXES:
+            continue
+        seen.setdefault(url, None)
+    return list(seen)
 
 
 def looks_like_article_url(url: str) -> bool:

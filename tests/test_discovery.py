@@ -101,3 +101,19 @@ def test_garbage_is_not_a_sitemap() -> None:
     assert discovery.read_sitemap(garbage) is None
     broken_gzip = TextResponse(url="https://s.example/s.xml.gz", body=b"\x1f\x8bnot really")
     assert discovery.read_sitemap(broken_gzip) is None
+
+
+def test_links_of_a_parsed_page_are_made_absolute_and_filtered() -> None:
+    from spidercrawl.discovery import absolute_links
+
+    hrefs = [
+        "/city/2026/03/02/story/", "story-2/#comments", "#top", "mailto:a@b.example",
+        "javascript:void(0)", "/files/report.PDF", "https://other.example/x",
+        "/city/2026/03/02/story/", "http://[broken/", "  /about/  ",
+    ]  # fmt: skip
+    assert absolute_links("http://127.0.0.1:8000/city/2026/03/01/", hrefs) == [
+        "http://127.0.0.1:8000/city/2026/03/02/story/",
+        "http://127.0.0.1:8000/city/2026/03/01/story-2/",
+        "https://other.example/x",
+        "http://127.0.0.1:8000/about/",
+    ]

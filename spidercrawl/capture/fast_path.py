@@ -149,6 +149,7 @@ class FastPathMiddleware:
             return _to_browser(request, why, response.text)
         stats.inc_value("spidercrawl/fast_path/accepted")
         request.meta["capture"] = capture
+        request.meta["hrefs"] = document.xpath("//a/@href")  # the spider's links: no 2nd parse
         return response
 
     def _give_up(

@@ -96,7 +96,7 @@ class RedisDelivery:
     ) -> tuple[Verdict, str]:
         """The article's verdict and, for a drop, what it repeats (for a delivery, its
         stream id)."""
-        body = {k: v for k, v in article.asdict().items() if k != "update"}
+        body = {k: v for k, v in article.items() if k != "update"}
         result = GUARD(
             self.script,
             keys=[

@@ -136,9 +136,9 @@ class MultiPostMiddleware:
         if not ItemAdapter.is_item(item):  # a request
             return [item]
         adapter = ItemAdapter(item)
-        if "texts" not in adapter or adapter.get("post_of"):
+        if not adapter.get("texts") or adapter.get("post_of"):  # no blocks: nothing to split
             return [item]
-        posts = split_posts(adapter.asdict())
+        posts = split_posts(dict(adapter.items()))
         if len(posts) == 1:
             return [item]
         logger.info("%s holds %d posts: one item each", adapter.get("url"), len(posts))

@@ -113,7 +113,8 @@ class DeliveryPipeline:
         memory = self._memory(site)
         validators = adapter.pop("validators", None)  # recorded here, not delivered
         page = (page_key(str(adapter.get("url") or "")), validators) if validators else None
-        identity = article_identity(adapter.asdict())
+        article = dict(adapter.items())  # shallow, once: identity and the file's line
+        identity = article_identity(article)
         now = _now()
         if self.redis is not None:
             verdict, other = self.redis.deliver(site, identity, adapter, now, page)
@@ -134,7 +135,8 @@ class DeliveryPipeline:
         if self.redis is not None:  # already in the delivery stream, atomically
             return item
         articles = self._file(site)
-        offset = articles.append(adapter.asdict()) if articles is not None else None
+        article["update"] = verdict
+        offset = articles.append(article) if articles is not None else None
         if memory is not None:
             memory.record(identity, now, offset, page)
             if memory.dirty >= self.save_every:

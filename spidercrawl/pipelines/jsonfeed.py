@@ -145,7 +145,7 @@ class JsonFeedPipeline:
         adapter = ItemAdapter(item)
         if "text" not in adapter or "method" not in adapter:  # not an article
             return item
-        article = adapter.asdict()
+        article = dict(adapter.items())
         site = str(article.get("site") or "unknown")
         entry = feed_item(article)
         if not entry["id"]:

@@ -157,7 +157,7 @@ class SiteLearningPipeline:
         adapter = ItemAdapter(item)
         if "texts" not in adapter:  # not a page item: not ours to change
             return item
-        page = adapter.asdict()
+        page = dict(adapter.items())  # shallow: the pipeline only reads nested values
         site = str(page.get("site") or "unknown")
         state = self.sites.get(site)
         if state is None:

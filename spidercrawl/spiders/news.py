@@ -264,13 +264,18 @@ class NewsSpider(scrapy.Spider):
     ) -> Iterator[scrapy.Request]:
         if hops >= self.max_depth:
             return
-        for link in self._links.extract_links(response):
-            if not target.on_site(link.url):
+        hrefs = response.meta.get("hrefs")  # a fast-path page, parsed already
+        if hrefs is not None:
+            urls = discovery.absolute_links(response.url, hrefs)
+        else:
+            urls = [link.url for link in self._links.extract_links(response)]
+        for url in urls:
+            if not target.on_site(url):
                 continue
-            if discovery.looks_like_article_url(link.url):
-                yield from self._render(target, link.url, "link")
+            if discovery.looks_like_article_url(url):
+                yield from self._render(target, url, "link")
             else:
-                yield from self._visit(target, link.url, "link", hops=hops + 1)
+                yield from self._visit(target, url, "link", hops=hops + 1)
 
     def _sitemap_request(self, url: str, site: str) -> Iterator[scrapy.Request]:
         yield from self._discovery_request(url, site, self.parse_sitemap)
