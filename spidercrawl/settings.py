@@ -105,6 +105,7 @@ LEARN_SIMILARITY = "lcs"  # auto-labeling relevance: "lcs" (token LCS) or "tfidf
 LEARN_DBSCAN_EPS = None  # None: the knee of the k-distance curve (see learn/cluster.py)
 LEARN_DBSCAN_MIN_PAGE_SHARE = 0.3  # a cluster needs blocks on this share of the pages
 LEARN_SEED = 0  # seeds the SVM: the same pages give the same model
+LEARN_LAYOUTS = True  # pages of several templates: one model per layout (learn/layouts.py)
 MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versions/
 
 # --- Fast path and template drift (capture/fast_path.py, pipelines/learning.py) ----------

@@ -102,6 +102,7 @@ def learned_extraction(
     model saw per training page. The page's blocks are built once for all.
     """
     blocks = page_blocks(page)
+    model = model.for_blocks(blocks)  # a site of several layouts: the page's own
     familiarity = model.familiarity(blocks)
     cross_site: Extraction | None = None  # computed once at most
     if unseen is not None and familiarity < MIN_FAMILIAR_SHARE:

@@ -60,7 +60,8 @@ def site_labels(pages: Sequence[Mapping[str, Any]], random_state: int = 0) -> La
     what the cross-site model should find is what a learned site gives).
 
     Raises ``ValueError`` when the site cannot be learned."""
-    return SiteModel(random_state=random_state).fit_extract(pages)
+    # One model per site as the cross-site model was trained (its labels; layouts apart).
+    return SiteModel(random_state=random_state, layouts=False).fit_extract(pages)
 
 
 def sample_site(site: LabeledSite, max_blocks: int, random_state: int = 0) -> LabeledSite:

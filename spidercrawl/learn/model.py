@@ -37,7 +37,8 @@ from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler
-from spidercrawl.learn.rules import ExtractionRules
+from spidercrawl.learn.layouts import group_layouts
+from spidercrawl.learn.rules import ExtractionRules, LayoutRules
 from spidercrawl.learn.selectors import SelectorPath, path_css
 
 logger = logging.getLogger(__name__)
@@ -256,6 +257,7 @@ class SiteModel(BaseEstimator):
         template_share: float = 0.2,
         class_words: frozenset[str] = frozenset(),
         random_state: int = 0,
+        layouts: bool = True,
     ) -> None:
         self.feature_groups = feature_groups
         self.cluster_groups = cluster_groups
@@ -267,6 +269,7 @@ class SiteModel(BaseEstimator):
         self.template_share = template_share
         self.class_words = class_words  # for the class_words feature group (cross-site model)
         self.random_state = random_state
+        self.layouts = layouts  # pages of several templates: one model per layout (layouts.py)
 
     # -- learning ---------------------------------------------------------------------------
     def auto_label(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
@@ -293,7 +296,13 @@ class SiteModel(BaseEstimator):
 
     def fit_extract(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
         """Fit, and return the training blocks with what the fitted model extracts from
-        them (the labels the cross-site model learns from)."""
+        them (the labels the cross-site model learns from; none for a site of several
+        layouts, which the cross-site model's training does not ask for)."""
+        self.layouts_: list[SiteModel] = []
+        if self.layouts:
+            groups = group_layouts(pages)
+            if len(groups) > 1 and self._fit_layouts(pages, groups):
+                return [], np.zeros(0, dtype=bool)
         started = time.perf_counter()
         blocks, labels = self.auto_label(pages)
         self.fit_labeled(blocks, labels, pages=len(pages), started=started)
@@ -305,6 +314,47 @@ class SiteModel(BaseEstimator):
         self.container_ = fit_container(blocks, extracted)
         self.fit_rules(pages, blocks, extracted)
         return blocks, extracted
+
+    def _fit_layouts(self, pages: Sequence[Mapping[str, Any]], groups: list[list[int]]) -> bool:
+        """One model per layout; this one routes each page to the layout it fits. False
+        (learn as one) when fewer than two layouts could be learned."""
+        started = time.perf_counter()
+        layouts = []
+        for group in groups:
+            try:
+                layouts.append(SiteModel(**{**self.get_params(), "layouts": False}).fit(
+                    [pages[i] for i in group]
+                ))  # fmt: skip
+            except LearningError as error:
+                logger.info("A layout of %d pages could not be learned: %s", len(group), error)
+        if len(layouts) < 2:
+            return False
+        self.layouts_ = layouts
+        self.rules_ = LayoutRules([layout.rules_ for layout in layouts])
+        self.tag_paths_ = frozenset().union(*(layout.tag_paths_ for layout in layouts))
+        self.template_texts_ = frozenset().union(*(m.template_texts_ for m in layouts))
+        self.container_ = None
+        self.training_ = {
+            "pages": len(pages),
+            "layouts": [layout.training_["pages"] for layout in layouts],
+            "blocks": sum(layout.training_["blocks"] for layout in layouts),
+            "content_chars_per_page": min(
+                layout.training_["content_chars_per_page"] for layout in layouts
+            ),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+        self.format_ = MODEL_FORMAT
+        self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.version_ = self.created_.replace("-", "").replace(":", "")
+        return True
+
+    def for_blocks(self, blocks: Sequence[Block]) -> SiteModel:
+        """The model of the layout a page's blocks fit best (this model when it has one
+        layout): the layout whose tag paths hold most of the page's text."""
+        layouts = getattr(self, "layouts_", None)
+        if not layouts:
+            return self
+        return max(layouts, key=lambda layout: layout.familiarity(blocks))
 
     def fit_rules(
         self, pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block], extracted: np.ndarray
@@ -358,12 +408,18 @@ class SiteModel(BaseEstimator):
     def decision(self, blocks: Sequence[Block]) -> np.ndarray:
         if not blocks:
             return np.zeros(0)
+        model = self.for_blocks(blocks)
+        if model is not self:
+            return model.decision(blocks)
         return self.svm_.decision_function(self.vectorizer_.transform(blocks))
 
     def familiarity(self, blocks: Sequence[Block]) -> float:
         """The share of a page's text in blocks whose tag path occurs on the training
         pages: near 0 on a page of another template (a print view, a section with its own
         layout), where the classifier's margins mean little."""
+        model = self.for_blocks(blocks)
+        if model is not self:
+            return model.familiarity(blocks)
         chars = sum(block.chars for block in blocks)
         known = sum(block.chars for block in blocks if block.path in self.tag_paths_)
         return known / chars if chars else 1.0
@@ -378,6 +434,9 @@ class SiteModel(BaseEstimator):
 
     def extract_blocks(self, blocks: Sequence[Block]) -> Extraction:
         """The article among one page's blocks (:func:`page_blocks`)."""
+        model = self.for_blocks(blocks)
+        if model is not self:
+            return model.extract_blocks(blocks)
         margins = self.decision(blocks)
         is_content = article_mask(blocks, margins, self.max_gap, self.template_texts_)
         return Extraction.of_blocks(
@@ -389,6 +448,9 @@ class SiteModel(BaseEstimator):
         """The blocks of one page inside the site's article container (:mod:`.container`),
         less links and template texts: the article where the classifier finds nothing.
         None when the site has no container."""
+        model = self.for_blocks(blocks)
+        if model is not self:
+            return model.extract_in_container(blocks)
         if self.container_ is None:
             return None
         chosen = [
@@ -413,6 +475,14 @@ class SiteModel(BaseEstimator):
             "training": self.training_,
             "clustering": getattr(self, "clustering_", None),
             "rules": self.rules_.summary() if getattr(self, "rules_", None) else None,
+            "layouts": [
+                {
+                    "pages": layout.training_["pages"],
+                    "clustering": getattr(layout, "clustering_", None),
+                    "container": path_css(layout.container_) if layout.container_ else None,
+                }
+                for layout in getattr(self, "layouts_", [])
+            ],
             "container": path_css(self.container_) if getattr(self, "container_", None) else None,
         }
 

@@ -137,6 +137,7 @@ class RuleExtraction:
     link_chars: int = 0  # of the extracted text, characters inside links
     reason: str = ""  # why nothing was extracted, when nothing was
     confidence: float = 0.0  # set once the check passed: the rules' training precision
+    layout: int = 0  # which layout's rules (LayoutRules), whose check applies
 
     @property
     def chars(self) -> int:
@@ -361,3 +362,63 @@ def _kept_elements(
             pass_through.add(ancestor)
     keep |= pass_through
     return keep, pass_through - matched
+
+
+class LayoutRules:
+    """The extraction rules of a site of several layouts (:mod:`.layouts`): each layout's
+    own rules and check, tried in turn on a page, largest layout first; the first whose
+    rules pass their check (without the description, which :meth:`check` then adds) gives
+    the page's article. The same interface as :class:`ExtractionRules`."""
+
+    def __init__(self, layouts: Sequence[ExtractionRules]) -> None:
+        self.layouts = [rules for rules in layouts if rules.usable]
+        self.all_layouts = list(layouts)
+        self.rules_ = [rule for rules in self.layouts for rule in rules.rules_]
+        self.precision_ = min((r.precision_ for r in self.layouts), default=0.0)
+        self.recall_ = min((r.recall_ for r in self.all_layouts), default=0.0)
+        minimums = [r.check_["min_chars"] for r in self.layouts if r.check_.get("min_chars")]
+        self.check_ = {"min_chars": min(minimums, default=0), "layouts": len(self.layouts)}
+
+    @property
+    def usable(self) -> bool:
+        return bool(self.layouts)
+
+    def extract(
+        self, html: str | bytes | lxml.html.HtmlElement, content_type: str | None = None
+    ) -> RuleExtraction:
+        if isinstance(html, lxml.html.HtmlElement):
+            root = html
+        else:
+            try:
+                root = parse_html(html, content_type)
+            except UnusableDocumentError as error:
+                return RuleExtraction(reason=str(error))
+        first: RuleExtraction | None = None
+        for number, rules in enumerate(self.layouts):
+            result = rules.extract(root)
+            result.layout = number
+            if rules.check(result).ok:
+                return result
+            first = first or result
+        if first is None:
+            return RuleExtraction(reason="no layout has usable rules")
+        if first.text:
+            first.reason = "no layout's rules fit this page"
+        return first
+
+    def check(self, result: RuleExtraction, reference: str = "") -> RuleCheck:
+        if not self.layouts:
+            return RuleCheck(False, "no layout has usable rules")
+        verdict = self.layouts[min(result.layout, len(self.layouts) - 1)].check(result, reference)
+        if not verdict.ok and result.reason:
+            return RuleCheck(False, result.reason)
+        return verdict
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "layouts": [rules.summary() for rules in self.all_layouts],
+            "precision": round(self.precision_, 4),
+            "recall": round(self.recall_, 4),
+            "usable": self.usable,
+            "check": self.check_,
+        }

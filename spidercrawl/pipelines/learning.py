@@ -112,6 +112,7 @@ class SiteLearningPipeline:
             "eps": float(eps) if eps not in (None, "", "None") else None,
             "min_page_share": settings.getfloat("LEARN_DBSCAN_MIN_PAGE_SHARE"),
             "random_state": settings.getint("LEARN_SEED"),
+            "layouts": settings.getbool("LEARN_LAYOUTS", True),
         }
         self.unseen = _unseen_extractor(settings) if settings.getbool("UNSEEN_ENABLED") else None
         self.consensus = (
@@ -279,9 +280,13 @@ class SiteLearningPipeline:
                 state.fallback_reason = f"could not learn from {len(pages)} pages: {error}"
             else:
                 folder = self.store.save(site, state.model)
+                layouts = [m.training_["pages"] for m in getattr(state.model, "layouts_", [])]
                 logger.info(
-                    "%s: learned a model from %d pages (%s) in %.1f s; saved to %s",
-                    site, len(pages), why, time.perf_counter() - started, folder,
+                    "%s: learned a model from %d pages (%s) in %.1f s%s; saved to %s",
+                    site, len(pages), why, time.perf_counter() - started,
+                    f", {len(layouts)} layouts of {', '.join(map(str, layouts))} pages"
+                    if layouts else "",
+                    folder,
                 )  # fmt: skip
                 if self.shared is not None:
                     self.shared.publish(site, state.model.version_, self.store.files(site))

@@ -1,0 +1,76 @@
+"""Sites of several templates: one model that knows each layout, no relearning loop."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.runner import DEMO_SITE
+from spidercrawl.serve import serving
+from tests.test_learning_e2e import SITE, crawl_articles
+from tests.test_template_drift import redesign
+
+
+def mixed_site(root: Path) -> Path:
+    """The demo with every other page in the redesigned template (an archive beside new
+    pages, as real sites have)."""
+    redesigned = redesign(DEMO_SITE, root / "redesigned")
+    site = root / SITE
+    shutil.copytree(DEMO_SITE, site)
+    for number, page in enumerate(sorted((site / "pages").glob("*.html"))):
+        if number % 2:
+            shutil.copy(redesigned / "pages" / page.name, page)
+    return site
+
+
+@pytest.fixture(scope="module")
+def two_crawls(tmp_path_factory, chromium_path):
+    root = tmp_path_factory.mktemp("layouts")
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
+    with serving(mixed_site(root)) as server:
+        first = crawl_articles(server.base_url, root / "first.jsonl", root / "models", *settings)
+        again = crawl_articles(server.base_url, root / "again.jsonl", root / "models", *settings)
+    return root, first, again
+
+
+def test_a_site_of_two_templates_is_learned_once_with_two_layouts(two_crawls) -> None:
+    root, first, again = two_crawls
+    assert first.returncode == 0 and again.returncode == 0, first.log[-3000:]
+    logs = first.log + again.log
+    assert logs.count("learned a model from") == 1
+    assert "2 layouts of 5, 5 pages" in logs
+    assert "no longer fits the site" not in logs  # no drift, no relearning loop
+    meta = json.loads((root / "models" / SITE / "model.json").read_text("utf-8"))
+    assert [layout["pages"] for layout in meta["layouts"]] == [5, 5]
+    assert not (root / "models" / SITE / "versions").exists()
+
+
+def test_every_page_of_both_templates_takes_the_fast_path(two_crawls) -> None:
+    _, first, again = two_crawls
+    assert len(first.items) == len(again.items) == 30
+    assert {item["method"] for item in again.items} == {"rules"}  # none rendered
+    texts = {item["url"]: item["text"] for item in first.items}
+    assert all(len(text.split()) > 100 for text in texts.values())
+
+
+def test_pages_of_one_template_stay_one_layout() -> None:
+    from spidercrawl.learn.layouts import group_layouts
+
+    pages = [
+        {"texts": [
+            {"text": "Harbour news " * 40, "selector": [{"name": "body"},
+                {"name": "article", "classes": ["story", f"post-{n}"]}, {"name": "p"}]},
+            {"text": "Menu", "selector": [{"name": "body"}, {"name": "nav", "id": f"n{n}"}]},
+        ]}
+        for n in range(8)
+    ]  # fmt: skip
+    assert group_layouts(pages) == [list(range(8))]  # ids and numbered classes ignored
+    other = [
+        {"texts": [{"text": "Harbour news " * 40, "selector": [{"name": "body"},
+                    {"name": "div", "classes": ["entry-content"]}, {"name": "p"}]}]}
+        for _ in range(4)
+    ]  # fmt: skip
+    assert group_layouts(pages + other) == [list(range(8)), list(range(8, 12))]
