@@ -66,6 +66,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--train-pages", type=int, default=None, help="learned: training pages per site"
     )
     parser.add_argument("--folds", type=int, default=None, help="learned: K-fold instead")
+    parser.add_argument(
+        "--no-layouts", action="store_true", help="learned/rules: one model per site (no layouts)"
+    )
     parser.add_argument("--sites", type=_csv, default=[], help="only these hosts")
     parser.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)"
@@ -119,6 +122,7 @@ def run_site_method(
                 site.snapshot.page_ids,
                 folds=args.folds,
                 train_pages=args.train_pages,
+                layouts=not args.no_layouts,
                 model_dir=str(args.models) if args.models else None,
             )
         )

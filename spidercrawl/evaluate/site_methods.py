@@ -67,6 +67,7 @@ class SiteJob:
     train_pages: int | None = None
     model_dir: str | None = None
     learning_curve: bool = True
+    layouts: bool = True  # site models of several layouts (LEARN_LAYOUTS)
 
     @property
     def site_key(self) -> str:
@@ -167,7 +168,7 @@ def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> Site
     pages = [job.pages[i] for i in train_ids if i in job.pages]
     started = time.perf_counter()
     try:
-        model = SiteModel(random_state=0).fit(pages)
+        model = SiteModel(random_state=0, layouts=job.layouts).fit(pages)
     except ValueError as error:
         logger.info(
             "%s: no model from %d pages (%s); extracted as a site never seen",
