@@ -233,13 +233,9 @@ class ExtractionRules:
     ) -> RuleExtraction:
         """The rules' article from raw (or rendered) HTML, or from a parsed document
         (which this changes: invisible elements are removed from it)."""
-        if isinstance(html, lxml.html.HtmlElement):
-            root = html
-        else:
-            try:
-                root = parse_html(html, content_type)
-            except UnusableDocumentError as error:
-                return RuleExtraction(reason=str(error))
+        root = _document(html, content_type)
+        if isinstance(root, RuleExtraction):  # nothing to parse
+            return root
         remove_invisible(root)
         body = body_of(root)
         selector = parsel.Selector(root=root, type="html")
@@ -334,6 +330,18 @@ class ExtractionRules:
         }
 
 
+def _document(
+    html: str | bytes | lxml.html.HtmlElement, content_type: str | None
+) -> lxml.html.HtmlElement | RuleExtraction:
+    """The parsed page, or an empty extraction saying why there is none."""
+    if isinstance(html, lxml.html.HtmlElement):
+        return html
+    try:
+        return parse_html(html, content_type)
+    except UnusableDocumentError as error:
+        return RuleExtraction(reason=str(error))
+
+
 def _kept_elements(
     matched: set[lxml.html.HtmlElement],
 ) -> tuple[set[lxml.html.HtmlElement], set[lxml.html.HtmlElement]]:
@@ -386,13 +394,9 @@ class LayoutRules:
     def extract(
         self, html: str | bytes | lxml.html.HtmlElement, content_type: str | None = None
     ) -> RuleExtraction:
-        if isinstance(html, lxml.html.HtmlElement):
-            root = html
-        else:
-            try:
-                root = parse_html(html, content_type)
-            except UnusableDocumentError as error:
-                return RuleExtraction(reason=str(error))
+        root = _document(html, content_type)
+        if isinstance(root, RuleExtraction):  # nothing to parse
+            return root
         first: RuleExtraction | None = None
         for number, rules in enumerate(self.layouts):
             result = rules.extract(root)
