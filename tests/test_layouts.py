@@ -74,3 +74,29 @@ def test_pages_of_one_template_stay_one_layout() -> None:
         for _ in range(4)
     ]  # fmt: skip
     assert group_layouts(pages + other) == [list(range(8)), list(range(8, 12))]
+
+
+@pytest.fixture(scope="module")
+def template_added(tmp_path_factory, chromium_path):
+    """The site is learned with one template; then half its pages come in a new one."""
+    root = tmp_path_factory.mktemp("added")
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
+    models = root / "models"
+    with serving(DEMO_SITE) as server:
+        learned = crawl_articles(server.base_url, root / "learned.jsonl", models, *settings)
+    with serving(mixed_site(root)) as server:
+        added = crawl_articles(server.base_url, root / "added.jsonl", models, *settings)
+        after = crawl_articles(server.base_url, root / "after.jsonl", models, *settings)
+    return models, learned, added, after
+
+
+def test_a_new_template_is_added_as_a_layout_beside_the_old_one(template_added) -> None:
+    models, learned, added, after = template_added
+    assert all(r.returncode == 0 for r in (learned, added, after)), added.log[-3000:]
+    assert added.log.count("no longer fits the site") == 1  # the new pages: drift, once
+    meta = json.loads((models / SITE / "model.json").read_text("utf-8"))
+    assert len(meta["layouts"]) == 2  # the new template's and the old one's
+    assert len(added.items) == 30 and all(item["text"] for item in added.items)
+    # Both templates fit now: the next crawl has no drift and takes every page plainly.
+    assert "no longer fits the site" not in after.log
+    assert {item["method"] for item in after.items} == {"rules"} and len(after.items) == 30

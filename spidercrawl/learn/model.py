@@ -43,6 +43,8 @@ from spidercrawl.learn.selectors import SelectorPath, path_css
 
 logger = logging.getLogger(__name__)
 
+MAX_LAYOUTS = 6  # layouts a site model keeps as templates come (the oldest go first)
+
 # 4: template texts, nested blocks; 5: container_; 6: class_words; 7: tag_paths_.
 MODEL_FORMAT = 7  # older saved models are relearned
 MODEL_FILE = "model.joblib"
@@ -329,13 +331,28 @@ class SiteModel(BaseEstimator):
                 logger.info("A layout of %d pages could not be learned: %s", len(group), error)
         if len(layouts) < 2:
             return False
+        self._set_layouts(layouts, len(pages), started)
+        return True
+
+    def with_layout(self, new: SiteModel, max_layouts: int = MAX_LAYOUTS) -> SiteModel:
+        """This model with the layouts of ``new`` (learned from pages this one did not fit:
+        a template the site added, or a redesign) beside its own, newest first; the oldest
+        go beyond ``max_layouts``. A new layout is not a new site: the pages of the old
+        templates (an archive) still fit."""
+        layouts = list(getattr(new, "layouts_", None) or [new])
+        layouts += list(getattr(self, "layouts_", None) or [self])
+        combined = SiteModel(**self.get_params())
+        combined._set_layouts(layouts[:max_layouts], None, time.perf_counter())
+        return combined
+
+    def _set_layouts(self, layouts: list[SiteModel], pages: int | None, started: float) -> None:
         self.layouts_ = layouts
         self.rules_ = LayoutRules([layout.rules_ for layout in layouts])
         self.tag_paths_ = frozenset().union(*(layout.tag_paths_ for layout in layouts))
         self.template_texts_ = frozenset().union(*(m.template_texts_ for m in layouts))
         self.container_ = None
         self.training_ = {
-            "pages": len(pages),
+            "pages": pages or sum(layout.training_["pages"] for layout in layouts),
             "layouts": [layout.training_["pages"] for layout in layouts],
             "blocks": sum(layout.training_["blocks"] for layout in layouts),
             "content_chars_per_page": min(
@@ -346,7 +363,6 @@ class SiteModel(BaseEstimator):
         self.format_ = MODEL_FORMAT
         self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.version_ = self.created_.replace("-", "").replace(":", "")
-        return True
 
     def for_blocks(self, blocks: Sequence[Block]) -> SiteModel:
         """The model of the layout a page's blocks fit best (this model when it has one

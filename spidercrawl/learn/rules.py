@@ -420,6 +420,7 @@ class LayoutRules:
 
     def summary(self) -> dict[str, Any]:
         return {
+            "rules": [stat for rules in self.layouts for stat in rules.rule_stats_],
             "layouts": [rules.summary() for rules in self.all_layouts],
             "precision": round(self.precision_, 4),
             "recall": round(self.recall_, 4),

@@ -86,6 +86,7 @@ class SiteState:
     titles: SiteTitles = field(default_factory=SiteTitles)  # learns the site's own name
     drawn_by_javascript: int = 0  # pages whose article only the browser's DOM holds
     outgrown: str = ""  # the version drift retired (not to be taken back from Redis)
+    before_drift: SiteModel | None = None  # its layouts join the model learned after drift
     waiting_for_other: bool = False  # with Redis: another worker holds the learning lock
 
 
@@ -279,6 +280,9 @@ class SiteLearningPipeline:
             except ValueError as error:
                 state.fallback_reason = f"could not learn from {len(pages)} pages: {error}"
             else:
+                if state.before_drift is not None:  # the old templates stay known
+                    state.model = state.before_drift.with_layout(state.model)
+                    state.before_drift = None
                 folder = self.store.save(site, state.model)
                 layouts = [m.training_["pages"] for m in getattr(state.model, "layouts_", [])]
                 logger.info(
@@ -370,10 +374,12 @@ class SiteLearningPipeline:
         if state.model is None or page.get("render_failed"):
             return  # a page the browser failed on says nothing of the template
         # A page the fast path gave up on counts against the model whose rules did so only:
-        # pages rejected by an older model, still on their way at a relearning, do not.
-        rejected = page.get("fast_path_rejected") and page.get("fast_path_version") in (
-            "",
-            state.model.version_,
+        # not pages rejected by an older model (still on their way at a relearning), nor
+        # pages given up before any rules ran (too big, or while no model was in use), whose
+        # version is "" (measured: with "" counted, pages in flight during a relearning
+        # were taken for script-drawn articles and turned the fast path off).
+        rejected = (
+            page.get("fast_path_rejected") and page.get("fast_path_version") == state.model.version_
         )
         if rejected and self._drawn_by_javascript(site, state, page):
             rejected = False  # the template holds: the browser is needed, not a new model
@@ -392,6 +398,7 @@ class SiteLearningPipeline:
         )  # fmt: skip
         self.crawler.stats.inc_value("spidercrawl/learn/relearned_sites")
         state.outgrown = state.model.version_
+        state.before_drift = state.model if self.model_params["layouts"] else None
         state.model, state.settled = None, False
         state.relearning_from = list(state.misfits)
         state.fits.clear()
