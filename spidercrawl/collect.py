@@ -19,7 +19,7 @@ import sys
 
 from scrapy.utils.project import get_project_settings
 
-from spidercrawl.distributed import RedisUnavailableError, redis_client
+from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
 from spidercrawl.distributed.collect import Collector, collect
 
 
@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"-s takes NAME=VALUE, got {assignment!r}")
         settings.set(name.strip(), value, priority="cmdline")
     try:
-        collector = Collector.from_settings(redis_client(args.redis), settings)
+        collector = Collector.from_settings(
+            checked_redis_client(args.redis, key_prefix(settings)), settings
+        )
     except (RedisUnavailableError, ValueError) as error:
         print(f"python -m spidercrawl.collect: error: {error}", file=sys.stderr)
         return 1

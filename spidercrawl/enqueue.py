@@ -17,18 +17,19 @@ articles are delivered again).
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
 from scrapy.utils.project import get_project_settings
 
-from spidercrawl.distributed import RedisUnavailableError, key_prefix, redis_client
+from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
 from spidercrawl.distributed.sites import push_sites
 from spidercrawl.sites import SiteSpec, read_sites_file
 
 
 def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def status(redis: Any, prefix: str) -> list[str]:
@@ -68,14 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.redis:
         parser.error("which Redis? --redis redis://HOST:PORT/DB (or SPIDERCRAWL_REDIS_URL)")
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    prefix = args.prefix or key_prefix(settings)
     try:
         specs = read_sites_file(args.sites_file) if args.sites_file else []
         specs += [SiteSpec.parse(name) for name in args.site]
-        redis = redis_client(args.redis)
+        redis = checked_redis_client(args.redis, prefix)
     except (RedisUnavailableError, ValueError) as error:
         print(f"python -m spidercrawl.enqueue: error: {error}", file=sys.stderr)
         return 1
-    prefix = args.prefix or key_prefix(settings)
     if args.reset:
         reset(redis, prefix)
         print("Queues, duplicate filter and claimed pages emptied; delivered articles kept")

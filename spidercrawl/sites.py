@@ -11,9 +11,16 @@ once and ``max_pages`` holds per site: in memory here, in Redis for a distribute
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+logger = logging.getLogger(__name__)
+
+# Labels of letters (any script: IDNs), digits and hyphens, joined by dots.
+_HOST_NAME = re.compile(r"[\w-]+(\.[\w-]+)*")
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,7 @@ class SiteSpec:
             name = urlsplit(name).hostname or ""
         host = name.strip("/")
         name = host.removeprefix("www.")
-        if not name or any(c.isspace() for c in name) or "/" in name:
+        if not _HOST_NAME.fullmatch(name):
             raise ValueError(f"not a site's host name: {name!r}")
         url = (base_url.strip() or f"https://{host}/").rstrip("/") + "/"
         parts = urlsplit(url)
@@ -65,22 +72,56 @@ def parse_site_line(line: str) -> SiteSpec | None:
 
 
 def read_sites_file(path: str | Path) -> list[SiteSpec]:
-    """The sites of a sites file, in order, each once (ValueError naming the bad line)."""
+    """The sites of a sites file, in order, each once. A bad line is logged with its number
+    and skipped, so that one typo does not stop a run of hundreds of sites; a repeated site
+    and a URL whose path is left out are logged too. ValueError only when the file cannot
+    be read or names no site at all."""
     try:
-        text = Path(path).read_text("utf-8")
+        text = Path(path).read_bytes().decode("utf-8", "replace")
     except OSError as error:
         raise ValueError(f"cannot read the sites file {path}: {error.strerror or error}") from None
     sites: dict[str, SiteSpec] = {}
+    skipped = 0
     for number, line in enumerate(text.splitlines(), 1):
         try:
             spec = parse_site_line(line)
         except ValueError as error:
-            raise ValueError(f"{path} line {number}: {error}") from None
-        if spec is not None:
-            sites.setdefault(spec.name, spec)
+            _log_once(logging.ERROR, "%s line %d skipped: %s", path, number, error)
+            skipped += 1
+            continue
+        if spec is None:
+            continue
+        first = line.split("#", 1)[0].split()[0]
+        if "://" in first and urlsplit(first).path.strip("/"):
+            _log_once(
+                logging.WARNING, "%s line %d: %s is crawled from its home page (the path of %s "
+                "is left out; for a local copy write HOST BASE_URL)", path, number, spec.name,
+                first,
+            )  # fmt: skip
+        if spec.name in sites:
+            _log_once(
+                logging.WARNING, "%s line %d: %s is named again: crawled once", path, number,
+                spec.name,
+            )  # fmt: skip
+            continue
+        sites[spec.name] = spec
     if not sites:
-        raise ValueError(f"the sites file {path} names no site")
+        raise ValueError(
+            f"the sites file {path} names no site"
+            + (f" ({skipped} bad lines, logged above)" if skipped else "")
+        )
     return list(sites.values())
+
+
+_LOGGED: set[tuple[object, ...]] = set()
+
+
+def _log_once(level: int, message: str, *arguments: object) -> None:
+    """The arguments are checked before the crawl and read again by the spider: one line."""
+    key = (message, *map(str, arguments))
+    if key not in _LOGGED:
+        _LOGGED.add(key)
+        logger.log(level, message, *arguments)
 
 
 def sites_from_arguments(site: str = "", sites: str = "", base_url: str = "") -> list[SiteSpec]:

@@ -99,8 +99,15 @@ def assert_each_article_once(folder: Path, sites: tuple[str, ...]) -> None:
 
 
 def test_one_run_crawls_the_sites_of_a_sites_file(demo_copies, tmp_path, chromium_path) -> None:
+    first, second = (line.split() for line in demo_copies[:2])
+    unreachable = f"http://127.0.0.1:{free_port()}/"  # nothing listens there
     sites = tmp_path / "sites.txt"
-    sites.write_text("# two sites\n" + "\n".join(demo_copies[:2]) + "\n", "utf-8")
+    sites.write_text(
+        f"# two sites, and what people get wrong\n\n{first[0]} {first[1]}   # a comment\n"
+        f"gone.example {unreachable}\nthis is not a site line\n{second[0]} {second[1]}\n"
+        f"{first[0]} {first[1]}\nhttps://{first[0]}/news/page.html\n",
+        "utf-8",
+    )
     result = subprocess.run(
         crawl("-a", f"sites={sites}", "-a", "max_pages=8", settings=local_settings(tmp_path)),
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False,
@@ -114,6 +121,13 @@ def test_one_run_crawls_the_sites_of_a_sites_file(demo_copies, tmp_path, chromiu
         ]
         assert len(summary) == 1 and "articles: 8 new, 0 changed" in summary[0]
     assert result.stderr.count("Launching browser") == 1  # one browser serves every site
+    # Each bad line logged once with its number; the unreachable site failed and said so.
+    assert result.stderr.count("line 5 skipped: a site line is HOST or HOST BASE_URL") == 1
+    assert result.stderr.count(f"line 7: {SITES[0]} is named again: crawled once") == 1
+    assert f"line 8: {SITES[0]} is crawled from its home page (the path of" in result.stderr
+    assert f"gone.example: its home page {unreachable} failed (" in result.stderr
+    assert "gone.example: nothing crawled: its home page failed" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_crawl_killed_with_kill_9_resumes_without_loss_or_repeat(
@@ -265,6 +279,48 @@ def test_a_killed_worker_loses_nothing_when_started_again(
     assert "stopped answering" in logs  # its unfinished requests went back to the queue
     assert collect(redis_url, tmp_path).returncode == 0
     assert_each_article_once(tmp_path / "articles", SITES[:2])
+
+
+def test_foreign_keys_and_a_broken_published_model_stop_nothing(
+    demo_copies, redis_url, tmp_path, chromium_path
+) -> None:
+    """Another program's keys under our prefix are left alone, bad lines in the site queue
+    are skipped, and a published model that does not load is learned again."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    site = SITES[0]
+    client.set("spidercrawl:someone-elses-counter", 7)
+    client.hset("spidercrawl:model:" + site, mapping={
+        "version": "2099-01-01T00:00:00Z", "model.json": b"{not json", "model.joblib": b"\0"
+    })  # fmt: skip
+    client.rpush("spidercrawl:sites:queue", "not a site line at all", b"\xff\xfe.example")
+    assert module("spidercrawl.enqueue", "--redis", redis_url, "--site", site).returncode == 0
+    client.hset("spidercrawl:sites", site, demo_copies[0])  # where the local copy is
+    client.lset("spidercrawl:sites:queue", -1, demo_copies[0])
+    worker = start(crawl(settings=redis_settings(tmp_path, redis_url)), tmp_path / "w.log")
+    assert worker.wait(timeout=400) == 0
+    log = (tmp_path / "w.log").read_text("utf-8")
+    assert "1 keys under spidercrawl: are not spidercrawl's (spidercrawl:someone-elses" in log
+    assert log.count("Skipped a bad site line from Redis") == 2
+    assert log.count(f"{site}: the published model is damaged") == 1  # asked once
+    assert f"{site}: the model 2099-01-01T00:00:00Z published in Redis does not load" in log
+    assert log.count("learned a model from") == 1 and "Traceback" not in log
+    assert client.get("spidercrawl:someone-elses-counter") == b"7"
+    assert collect(redis_url, tmp_path).returncode == 0
+    assert_each_article_once(tmp_path / "articles", (site,))
+    # A key of ours that another program wrote with another type: one line, before anything.
+    client.delete("spidercrawl:sites:queue")
+    client.set("spidercrawl:sites:queue", "a string, not a list")
+    result = subprocess.run(
+        crawl(settings=redis_settings(tmp_path, redis_url)),
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "error: Redis holds keys under spidercrawl: that spidercrawl did not write " \
+        "(spidercrawl:sites:queue is a string, not a list)" in result.stderr
+    queued = module("spidercrawl.enqueue", "--redis", redis_url, "--site", site)
+    assert queued.returncode == 1 and "set REDIS_PREFIX to another one" in queued.stderr
 
 
 def test_redis_down_at_start_is_one_clear_error(tmp_path) -> None:

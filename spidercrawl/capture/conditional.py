@@ -60,12 +60,12 @@ class ConditionalFetchMiddleware:
     def _known(self, site: str, url: str) -> dict[str, str] | None:
         key = page_key(url)
         if self.redis is not None:
-            from spidercrawl.distributed import GUARD, RedisDownError
+            from spidercrawl.distributed import GUARD, NotDelivered
             from spidercrawl.distributed.delivery import read_page_validators
 
             try:
                 return GUARD(read_page_validators, self.redis, self.prefix, site, key)
-            except RedisDownError:
+            except NotDelivered:
                 return None
         if site not in self.sites:
             self.sites[site] = read_validators(self.state_dir, site)

@@ -14,7 +14,7 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from spidercrawl.distributed import RedisUnavailableError, redis_client
+from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
 from spidercrawl.spiders.news import NewsSpider
 
 USAGE_ERROR = 2
@@ -31,7 +31,7 @@ class Command(ScrapyCrawlCommand):
                 return
             if self.settings.get("REDIS_URL"):  # not a traceback from inside the engine
                 try:
-                    redis_client(self.settings.get("REDIS_URL"))
+                    checked_redis_client(self.settings.get("REDIS_URL"), key_prefix(self.settings))
                 except RedisUnavailableError as error:
                     sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {error}\n")
                     self.exitcode = 1

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 class RedisUnavailableError(RuntimeError):
-    """Redis cannot be reached: the message says where and why."""
+    """Redis cannot be reached, or cannot be used: the message says where and why."""
 
 
 class NotDelivered(DropItem):
@@ -39,6 +39,11 @@ class NotDelivered(DropItem):
 
 class RedisDownError(NotDelivered):
     """Redis stopped answering, after the client's own retries."""
+
+
+class RedisRefusedError(NotDelivered):
+    """Redis answered with an error (``WRONGTYPE``, a failing script): not an outage, so the
+    worker goes on; the message names the command's error."""
 
 
 class RedisGuard:
@@ -52,17 +57,28 @@ class RedisGuard:
         self.listeners: list[Any] = []
 
     def __call__(self, function: Any, *arguments: Any, **keywords: Any) -> Any:
-        from redis.exceptions import RedisError
+        from redis.exceptions import ReadOnlyError, RedisError, ResponseError
 
         if self.error is not None:
             raise RedisDownError(f"Redis stopped answering ({self.error})")
         try:
             return function(*arguments, **keywords)
+        except ResponseError as error:
+            if not isinstance(error, ReadOnlyError):  # a replica after a failover: an outage
+                raise RedisRefusedError(
+                    f"Redis refused a command ({error}): is another program writing under "
+                    f"our REDIS_PREFIX?"
+                ) from None
+            self._down(error)
         except RedisError as error:
-            self.error = error
-            for listener in self.listeners:
-                listener(error)
-            raise RedisDownError(f"Redis stopped answering ({error})") from None
+            self._down(error)
+
+    def _down(self, error: Exception) -> None:
+        """Every later call fails at once; the listeners (the scheduler) stop the worker."""
+        self.error = error
+        for listener in self.listeners:
+            listener(error)
+        raise RedisDownError(f"Redis stopped answering ({error})") from None
 
 
 GUARD = RedisGuard()  # one per process: a worker talks to one Redis
@@ -88,6 +104,24 @@ def redis_client(url: str) -> Any:
 
 def key_prefix(settings: BaseSettings) -> str:
     return str(settings.get("REDIS_PREFIX") or "spidercrawl")
+
+
+def checked_redis_client(url: str, prefix: str) -> Any:
+    """:func:`redis_client`, after checking that the keys under ``prefix`` are ours
+    (RedisUnavailableError naming the keys another program wrote with our names)."""
+    from spidercrawl.distributed.keys import check_keys
+
+    client = redis_client(url)
+    check = check_keys(client, prefix)
+    if check.wrong:
+        raise RedisUnavailableError(check.error(prefix))
+    if check.foreign:
+        logger.warning(
+            "Redis: %d keys under %s: are not spidercrawl's (%s%s): left alone",
+            len(check.foreign), prefix, ", ".join(check.foreign[:3]),
+            ", ..." if len(check.foreign) > 3 else "",
+        )  # fmt: skip
+    return client
 
 
 class RedisAddon:

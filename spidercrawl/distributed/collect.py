@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 
 def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _stream_order(entry_id: str) -> tuple[int, int]:

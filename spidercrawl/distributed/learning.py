@@ -83,8 +83,7 @@ class SharedLearning:
 
     def locked_by_other(self, site: str) -> bool:
         holder = GUARD(self.redis.get, f"{self.prefix}:learning:{site}")
-        holder = holder.decode() if isinstance(holder, bytes) else holder
-        return bool(holder) and holder != self.worker
+        return bool(holder) and _text(holder) != self.worker
 
     def unlock(self, site: str) -> None:
         GUARD(self.release_script, keys=[f"{self.prefix}:learning:{site}"], args=[self.worker])
@@ -101,9 +100,13 @@ class SharedLearning:
 
     def published_version(self, site: str) -> str:
         raw = GUARD(self.redis.hget, f"{self.prefix}:model:{site}", "version")
-        return raw.decode() if isinstance(raw, bytes) else str(raw or "")
+        return _text(raw or "")
 
     def published_files(self, site: str) -> dict[str, bytes]:
         entries = GUARD(self.redis.hgetall, f"{self.prefix}:model:{site}")
-        names = {k.decode() if isinstance(k, bytes) else k: v for k, v in entries.items()}
+        names = {_text(k): v for k, v in entries.items()}
         return {k: v for k, v in names.items() if k not in ("version", "by")}
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

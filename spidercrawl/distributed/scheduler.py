@@ -40,7 +40,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet import reactor, task
 
-from spidercrawl.distributed import GUARD, NotDelivered, RedisDownError, key_prefix
+from spidercrawl.distributed import GUARD, NotDelivered, key_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class ReliableScheduler(Scheduler):
                 self.df.log(request, self.spider)
                 return False
             GUARD(self.queue.push, request)
-        except RedisDownError:  # the page that led here stays in flight: nothing lost
+        except NotDelivered:  # the page that led here stays in flight: nothing lost
             return False
         if self.stats:
             self.stats.inc_value("scheduler/enqueued/redis")
@@ -130,7 +130,7 @@ class ReliableScheduler(Scheduler):
                 self.server.hset, self.inflight_key, self.df.request_fingerprint(request),
                 self.queue._encode_request(request),
             )  # fmt: skip
-        except RedisDownError:
+        except NotDelivered:
             return None
         if self.stats:
             self.stats.inc_value("scheduler/dequeued/redis")
@@ -141,7 +141,7 @@ class ReliableScheduler(Scheduler):
             return False
         try:
             return bool(GUARD(super().has_pending_requests))
-        except RedisDownError:
+        except NotDelivered:
             return False
 
     def stop_for_redis(self, error: Exception) -> None:
@@ -174,14 +174,14 @@ class ReliableScheduler(Scheduler):
     ) -> None:
         if isinstance(exception, NotDelivered) or self.redis_failed:
             return
-        with contextlib.suppress(RedisDownError):
+        with contextlib.suppress(NotDelivered):
             GUARD(self.done, getattr(response, "request", None))
 
     def recover_dead_workers(self) -> int:
         """Put back the in-flight requests of workers whose heartbeat stopped."""
         recovered = 0
         for raw in self.server.smembers(f"{self.prefix}:workers"):
-            other = raw.decode() if isinstance(raw, bytes) else str(raw)
+            other = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
             if other == self.worker or self.server.exists(f"{self.prefix}:worker:{other}"):
                 continue
             # One worker recovers a dead one; the lock expires if that worker dies too.
@@ -248,5 +248,5 @@ class InflightMiddleware:
     def _done(self, response: Response) -> None:
         scheduler = self.crawler.engine.scheduler if self.crawler.engine else None
         if isinstance(scheduler, ReliableScheduler) and not scheduler.redis_failed:
-            with contextlib.suppress(RedisDownError):
+            with contextlib.suppress(NotDelivered):
                 GUARD(scheduler.done, response.request)

@@ -18,7 +18,7 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from spidercrawl.distributed import GUARD, RedisDownError, key_prefix, redis_client
+from spidercrawl.distributed import GUARD, NotDelivered, key_prefix, redis_client
 from spidercrawl.sites import Ledger, SiteSpec, parse_site_line
 
 logger = logging.getLogger(__name__)
@@ -63,11 +63,11 @@ class RedisSiteQueue:
         while True:
             try:
                 raw = GUARD(self.redis.lpop, f"{self.prefix}:sites:queue")
-            except RedisDownError:
+            except NotDelivered:
                 return None
             if raw is None:
                 return None
-            line = raw.decode() if isinstance(raw, bytes) else str(raw)
+            line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
             try:
                 spec = parse_site_line(line)
             except ValueError as error:
@@ -83,9 +83,9 @@ class RedisSiteQueue:
         if name not in self.specs:
             try:
                 raw = GUARD(self.redis.hget, f"{self.prefix}:sites", name)
-            except RedisDownError:
+            except NotDelivered:
                 return None  # not kept: asked again once Redis is back
-            line = raw.decode() if isinstance(raw, bytes) else raw
+            line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
             self.specs[name] = (parse_site_line(line) if line else None) or SiteSpec.parse(name)
         return self.specs[name]
 
@@ -97,7 +97,7 @@ class RedisSiteQueue:
             return True
         try:
             queued = GUARD(self.redis.zcard, f"{self.prefix}:requests")
-        except RedisDownError:
+        except NotDelivered:
             return False
         if queued:
             self.idle_since = None
@@ -148,5 +148,5 @@ class RedisLedger(Ledger):
         """Claimed; not when Redis is down (the page that led here is crawled again)."""
         try:
             return bool(GUARD(self.claim, keys=keys, args=[key, max_pages]))
-        except RedisDownError:
+        except NotDelivered:
             return False

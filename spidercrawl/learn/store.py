@@ -65,7 +65,15 @@ class ModelStore:
         """Make a model published by another machine the site's model in use; None if its
         files do not load (the current model, if any, stays)."""
         folder = self.folder(site)
-        version = str(json.loads(files[META_FILE]).get("version") or "")
+        missing = [name for name in (MODEL_FILE, META_FILE) if not files.get(name)]
+        try:
+            if missing:
+                raise ValueError(f"no {' or '.join(missing)}")
+            meta = json.loads(files[META_FILE])
+            version = str(meta.get("version") or "") if isinstance(meta, dict) else ""
+        except ValueError as error:  # JSONDecodeError and UnicodeDecodeError among them
+            logger.warning("%s: the published model is damaged (%s): not installed", site, error)
+            return None
         if version and _version_of(folder) == version:  # installed already (a neighbour)
             return self.load(site)
         folder.parent.mkdir(parents=True, exist_ok=True)

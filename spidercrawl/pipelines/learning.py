@@ -124,6 +124,7 @@ class SiteLearningPipeline:
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
         self.shared = None  # with Redis: pages, lock and models shared by every worker
+        self.refused_versions: set[tuple[str, str]] = set()  # published, but do not load
         self.ticks = 0
         if settings.get("REDIS_URL"):
             from spidercrawl.distributed.learning import SharedLearning
@@ -210,9 +211,17 @@ class SiteLearningPipeline:
         # Versions are UTC timestamps: only a newer one than ours is taken.
         if not version or version == outgrown or (current and version <= current.version_):
             return None
+        if (site, version) in self.refused_versions:
+            return None
         model = self.store.install(site, self.shared.published_files(site))
         if model is not None:
             logger.info("%s: using the model %s published in Redis", site, model.version_)
+        else:  # asked once per version, not on every page
+            self.refused_versions.add((site, version))
+            logger.warning(
+                "%s: the model %s published in Redis does not load: %s", site, version,
+                "keeping the model in use" if current else "the site is learned again here",
+            )  # fmt: skip
         return model
 
     def _take_newer_model(self, site: str, state: SiteState) -> None:

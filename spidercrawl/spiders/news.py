@@ -134,6 +134,7 @@ class NewsSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> NewsSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
+        _ROBOTS_LOGGER.addFilter(_one_line)
         settings = crawler.settings
         cls.check_arguments(settings, **kwargs)
         args = spider._args
@@ -465,6 +466,15 @@ class NewsSpider(scrapy.Spider):
     def on_discovery_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
         self.crawler.stats.inc_value("spidercrawl/discovery/failed")
+        target = self.targets.get(request.meta.get("site", ""))
+        if target is not None and request.url == target.spec.base_url:
+            # Sitemaps and feeds may be missing; a home page that fails is a site down.
+            target.home_failed = _describe_failure(failure)
+            logger.warning(
+                "%s: its home page %s failed (%s): the site is unreachable or moved",
+                target.name, request.url, target.home_failed,
+            )  # fmt: skip
+            return
         logger.info(
             "%s: discovery fetch failed for %s: %s",
             request.meta.get("site", ""), request.url, _describe_failure(failure),
@@ -490,12 +500,28 @@ class NewsSpider(scrapy.Spider):
                 target.name, target.rendered, target.fast_path, target.failed,
                 target.raw_fallback, target.scheduled, verdicts, reason,
             )  # fmt: skip
-            if not target.rendered and not target.fast_path and target.scheduled:
+            if target.home_failed and not target.done and not target.scheduled:
+                logger.error(
+                    "%s: nothing crawled: its home page failed (%s)",
+                    target.name, target.home_failed,
+                )  # fmt: skip
+            elif not target.rendered and not target.fast_path and target.scheduled:
                 logger.error(
                     "No page of %s could be rendered: is Chromium installed and the site "
                     "reachable?",
                     target.name,
                 )
+
+
+_ROBOTS_LOGGER = logging.getLogger("scrapy.downloadermiddlewares.robotstxt")
+
+
+def _one_line(record: logging.LogRecord) -> bool:
+    """Scrapy logs a robots.txt it cannot download with a traceback; for a site that is
+    down (one of hundreds in a sites file) the one line with the error is enough."""
+    record.exc_info = None
+    record.exc_text = None
+    return True
 
 
 @dataclass
@@ -508,6 +534,7 @@ class SiteCrawl:
     fast_path: int = 0
     failed: int = 0
     raw_fallback: int = 0
+    home_failed: str = ""  # why the home page could not be fetched
 
     @property
     def name(self) -> str:
