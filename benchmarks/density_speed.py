@@ -19,8 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from spidercrawl.extract.density import DensityExtractor  # noqa: E402
-from spidercrawl.extract.html import UnusableDocumentError, parse_html  # noqa: E402
+from spidercrawl.document.density import DensityExtractor  # noqa: E402
+from spidercrawl.document.html import UnusableDocumentError, parse_html  # noqa: E402
 
 BUCKETS = (0, 500, 1000, 2000, 4000, 8000, 10**9)
 

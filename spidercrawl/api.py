@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from spidercrawl.capture.fast_path import cut_raw_html
 from spidercrawl.capture.static import static_capture
-from spidercrawl.extract.html import UnusableDocumentError, decode_html, parse_html
+from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_html
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel

@@ -7,12 +7,16 @@ characters is a token: ``str.split`` would count a whole Chinese paragraph as on
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import regex
 
 # Scripts written without spaces between words: each character is a token there.
 _UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+# Runs of anything but spaces, punctuation and symbols first (most tokens), then one
+# character of an unspaced script: the same tokens as the other order, a third faster.
 _TOKEN = regex.compile(
-    rf"[{_UNSPACED_SCRIPTS}]|[^\s\p{{P}}\p{{S}}{_UNSPACED_SCRIPTS}]+", regex.VERSION1
+    rf"[^\s\p{{P}}\p{{S}}{_UNSPACED_SCRIPTS}]+|[{_UNSPACED_SCRIPTS}]", regex.VERSION0
 )
 _UNSPACED_CHAR = regex.compile(rf"[{_UNSPACED_SCRIPTS}]")
 
@@ -23,12 +27,19 @@ def tokenize(text: str) -> list[str]:
     Punctuation and symbols are dropped, so "U.S." gives ``["u", "s"]`` on both sides.
     Combining marks stay inside their word, so Bengali and Hindi words are not split.
     """
-    return _TOKEN.findall(text.casefold())
+    return list(_tokens(text))
 
 
 def word_count(text: str) -> int:
     """Words as :func:`tokenize` counts them (a Chinese character is one)."""
-    return len(_TOKEN.findall(text))
+    return len(_tokens(text))
+
+
+@lru_cache(maxsize=128)
+def _tokens(text: str) -> tuple[str, ...]:
+    """The tokens of the texts seen last: on the fast path, the rules' check and the
+    article's word count read the same article text (tokenizing was a fifth of its time)."""
+    return tuple(_TOKEN.findall(text.casefold()))
 
 
 def cjk_share(text: str) -> float:

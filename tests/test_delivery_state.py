@@ -29,18 +29,35 @@ def test_a_sites_file_names_hosts_and_local_copies(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "logged"),
     [
-        ("npr.org http://x/ extra\n", "line 1: a site line is HOST or HOST BASE_URL"),
-        ("\n# nothing\n", "names no site"),
-        ("a.example ftp://x/\n", r"line 1: base_url must be an http\(s\) URL"),
+        ("npr.org http://x/ extra\n", "line 1 skipped: a site line is HOST or HOST BASE_URL"),
+        ("\n# nothing\n", ""),
+        ("a.example ftp://x/\n", "line 1 skipped: base_url must be an http(s) URL"),
+        ("\xff\xfe.example\n", "line 1 skipped: not a site's host name"),
     ],
 )
-def test_a_bad_sites_file_names_its_line(tmp_path: Path, content: str, message: str) -> None:
+def test_a_sites_file_without_a_good_line_is_an_error_naming_the_bad_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, content: str, logged: str
+) -> None:
     sites = tmp_path / "sites.txt"
-    sites.write_text(content, "utf-8")
-    with pytest.raises(ValueError, match=message):
+    sites.write_text(content, "latin-1")
+    with pytest.raises(ValueError, match="names no site"):
         read_sites_file(sites)
+    assert logged in caplog.text
+
+
+def test_bad_lines_of_a_sites_file_are_skipped_and_the_rest_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sites = tmp_path / "sites.txt"
+    sites.write_text(
+        "npr.org\nnot a site line\nhttps://www.bbc.co.uk/news/world-12345\nnpr.org\n", "utf-8"
+    )
+    assert [s.name for s in read_sites_file(sites)] == ["npr.org", "bbc.co.uk"]
+    assert "line 2 skipped" in caplog.text
+    assert "line 3: bbc.co.uk is crawled from its home page" in caplog.text
+    assert "line 4: npr.org is named again: crawled once" in caplog.text
 
 
 def test_base_url_goes_with_one_site_only() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spidercrawl.extract.density import METHODS, DensityExtractor, TextDensity
-from spidercrawl.extract.html import parse_html
+from spidercrawl.document.density import METHODS, DensityExtractor, TextDensity
+from spidercrawl.document.html import parse_html
 
 ARTICLE = " ".join(["The council approved the harbour budget after a long debate."] * 3)
 PAGE = f"""<html><head><title>T</title><style>p {{color: red}}</style></head><body>

@@ -7,13 +7,13 @@ import shutil
 
 import pytest
 
+from spidercrawl.document.language import confirmed_language, language
 from spidercrawl.extract.metadata import (
     SiteTitles,
     article_metadata,
     best_title,
     clean_authors,
     clean_title,
-    language,
     parse_date,
 )
 from spidercrawl.extract.titles import lead_with_headline
@@ -92,6 +92,18 @@ def test_the_text_corrects_a_templates_language() -> None:
     assert language("fr-CA", french) == "fr-CA"
     assert language("en", "Too short") == "en"
     assert language("not a tag!", "") == ""
+
+
+def test_a_site_whose_declared_language_held_is_trusted_unchecked() -> None:
+    french = "Le gouvernement a annoncé mardi une série de mesures pour soutenir les " * 3
+    english = "The government announced on Tuesday a series of measures to support the " * 3
+    assert confirmed_language([("en", english)] * 3) == "en"
+    assert confirmed_language([("en", english)] * 2) == ""  # too few pages to say
+    assert confirmed_language([("en", english)] * 5 + [("en", french)]) == ""  # one wrong
+    assert confirmed_language([("en-GB", english)] * 3 + [("fr", french)]) == ""  # two
+    # Trusted: a page declaring the confirmed language is not checked; others still are.
+    assert language("en", french, confirmed="en") == "en"
+    assert language("de", french, confirmed="en") == "fr"
 
 
 # --- URLs and hashes -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ Bad input: a page above ``FAST_PATH_MAX_BYTES`` (4 MB) or with more than
 ``FAST_PATH_MAX_ELEMENTS`` (25,000) elements goes to the browser, with the reason in the log
 and in its page item; markup that does not parse, likewise. A page whose declared charset
 lies (UTF-8 declared, windows-1252 sent, or the reverse) is read by its bytes
-(:func:`~spidercrawl.extract.html.decode_html`) and logged.
+(:func:`~spidercrawl.document.html.decode_html`) and logged.
 
 Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``,
 ``FAST_PATH_MAX_BYTES``, ``FAST_PATH_MAX_ELEMENTS``. Stats: ``spidercrawl/fast_path/accepted``,
@@ -33,8 +33,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.extract.html import UnusableDocumentError, decode_html, parse_html
-from spidercrawl.extract.metadata import first_description
+from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_html
+from spidercrawl.document.page import first_description
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleCheck
 from spidercrawl.learn.store import ModelStore

@@ -12,9 +12,10 @@ from typing import Any
 from urllib.parse import urljoin
 
 import lxml.html
-import parsel
+from lxml import etree
 
-from spidercrawl.extract.titles import html_headlines
+from spidercrawl.document.html import UnusableDocumentError, parse_html
+from spidercrawl.document.page import html_headlines
 
 META_NAMES = (
     "author",
@@ -43,15 +44,30 @@ def _lower(attribute: str) -> str:
     return f"translate(@{attribute}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
 
 
+# Compiled once: through parsel, each page paid for translating and wrapping every query.
+_METAS = etree.XPath("//meta[@content]")
+_TITLE_TEXT = etree.XPath("//title//text()")
+_CANONICAL = etree.XPath(
+    "//link[contains(concat(' ', translate(@rel, 'CANOIL', 'canoil'), ' '), ' canonical ')]"
+    "/@href"
+)
+_JSONLD = etree.XPath(f"//script[{_lower('type')}='application/ld+json']/text()")
+_LANG = etree.XPath("/html/@lang")
+_TIME_DATETIMES = etree.XPath("//time/@datetime")
+
+
 class MetaTags:
     """The page's ``<meta>`` contents by (attribute, lower-cased value), read in one pass
-    (an XPath query per wanted name cost most of this module's time); the first wins."""
+    (an XPath query per wanted name cost most of this module's time); the first wins.
+    ``og`` keeps the ``og:*`` and ``article:*`` properties in page order (a repeated one
+    becomes a list)."""
 
     ATTRIBUTES = ("name", "property", "http-equiv")
 
-    def __init__(self, selector: parsel.Selector) -> None:
+    def __init__(self, root: lxml.html.HtmlElement) -> None:
         self.contents: dict[tuple[str, str], str] = {}
-        for element in selector.xpath("//meta[@content]"):
+        self.og: dict[str, Any] = {}
+        for element in _METAS(root):
             attributes = element.attrib
             content = (attributes.get("content") or "").strip()
             if not content:
@@ -60,6 +76,14 @@ class MetaTags:
                 key = (attributes.get(attribute) or "").strip().lower()
                 if key:
                     self.contents.setdefault((attribute, key), content)
+            prop = attributes.get("property") or ""
+            if prop.startswith(("og:", "article:")):
+                prop = prop.strip()
+                known = self.og.get(prop)
+                if known is None:
+                    self.og[prop] = content
+                else:
+                    self.og[prop] = [*(known if isinstance(known, list) else [known]), content]
 
     def get(self, attribute: str, value: str) -> str:
         return self.contents.get((attribute, value), "")
@@ -71,14 +95,14 @@ def _person_names(value: Any) -> list[str]:
     return [n for n in names if isinstance(n, str) and n]
 
 
-def _jsonld(selector: parsel.Selector) -> tuple[list[dict[str, Any]], list[str]]:
+def _jsonld(root: lxml.html.HtmlElement) -> tuple[list[dict[str, Any]], list[str]]:
     """Article-like JSON-LD objects, and every @type seen."""
     found: list[dict[str, Any]] = []
     types_seen: list[str] = []
     stack: list[tuple[Any, int]] = []
-    for script in selector.xpath(f"//script[{_lower('type')}='application/ld+json']/text()"):
+    for script in _JSONLD(root):
         try:
-            stack.append((json.loads(script.get()), 0))
+            stack.append((json.loads(str(script)), 0))
         except ValueError:
             continue  # broken JSON-LD, as on many real pages
     while stack:
@@ -117,11 +141,14 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
     """The capture fields of a page that was not rendered (no blocks, no geometry), from
     its HTML or its already parsed document (read only)."""
     if isinstance(html, str):
-        selector = parsel.Selector(text=html or "<html></html>", type="html")
+        try:
+            root = parse_html(html)
+        except UnusableDocumentError:
+            root = lxml.html.document_fromstring("<html></html>")
     else:
-        selector = parsel.Selector(root=html, type="html")
-    metas = MetaTags(selector)
-    title = " ".join(" ".join(selector.xpath("//title//text()").getall()).split())
+        root = html
+    metas = MetaTags(root)
+    title = " ".join(" ".join(_TITLE_TEXT(root)).split())
     titles = [t for t in [title, metas.get("property", "og:title")] if t]
     titles += [t for t in [metas.get("name", "twitter:title")] if t]
     descriptions = [
@@ -133,38 +160,24 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         )
         if d
     ]
-    og: dict[str, Any] = {}
-    for element in selector.xpath(
-        "//meta[starts-with(@property, 'og:') or starts-with(@property, 'article:')]"
-    ):
-        key = (element.attrib.get("property") or "").strip()
-        value = (element.attrib.get("content") or "").strip()
-        if not value:
-            continue
-        if key in og:
-            og[key] = [*(og[key] if isinstance(og[key], list) else [og[key]]), value]
-        else:
-            og[key] = value
     meta = {name: v for name in META_NAMES if (v := metas.get("name", name))}
     language = metas.get("http-equiv", "content-language")
     if language:
         meta["content-language"] = language
-    canonical = selector.xpath(
-        "//link[contains(concat(' ', translate(@rel, 'CANOIL', 'canoil'), ' '), ' canonical ')]"
-        "/@href"
-    ).get()
-    jsonld, jsonld_types = _jsonld(selector)
+    canonical = next(iter(_CANONICAL(root)), "")
+    lang = next(iter(_LANG(root)), "")
+    jsonld, jsonld_types = _jsonld(root)
     return {
         "capture_mode": "http",
         "titles": titles,
         "descriptions": descriptions,
-        "canonical_url": urljoin(url, canonical.strip()) if canonical else "",
-        "lang": (selector.xpath("/html/@lang").get() or "").strip(),
-        "og": og,
+        "canonical_url": urljoin(url, str(canonical).strip()) if canonical else "",
+        "lang": str(lang).strip(),
+        "og": metas.og,
         "meta": meta,
-        "time_datetimes": selector.xpath("//time/@datetime").getall()[:5],
+        "time_datetimes": [str(value) for value in _TIME_DATETIMES(root)[:5]],
         "jsonld": jsonld,
         "jsonld_types": jsonld_types,
-        "headlines": html_headlines(selector),
+        "headlines": html_headlines(root),
         "texts": [],
     }

@@ -11,8 +11,8 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
-from spidercrawl.extract.density import METHODS as DENSITY_METHODS
-from spidercrawl.extract.density import DensityExtractor
+from spidercrawl.document.density import METHODS as DENSITY_METHODS
+from spidercrawl.document.density import DensityExtractor
 
 PageExtractor = Callable[[bytes], str]
 
@@ -29,9 +29,9 @@ def _density(method: str | None) -> PageExtractor:
 
 def _fulltext() -> PageExtractor:
     """All visible text of the page: the baseline that shows how much boilerplate there is."""
-    from spidercrawl.extract.density import remove_invisible
-    from spidercrawl.extract.html import UnusableDocumentError, parse_html
-    from spidercrawl.extract.structure import element_paragraphs, paragraphs_text
+    from spidercrawl.document.density import remove_invisible
+    from spidercrawl.document.html import UnusableDocumentError, parse_html
+    from spidercrawl.document.structure import element_paragraphs, paragraphs_text
 
     def extract(html: bytes) -> str:
         try:
@@ -54,7 +54,7 @@ def _readability() -> PageExtractor:
     import lxml.html
     from readability import Document
 
-    from spidercrawl.extract.html import decode_html
+    from spidercrawl.document.html import decode_html
 
     def extract(html: bytes) -> str:
         summary = Document(decode_html(html)[0]).summary(html_partial=True)
@@ -78,7 +78,7 @@ def _justext() -> PageExtractor:
 def _boilerpy3() -> PageExtractor:
     from boilerpy3 import extractors
 
-    from spidercrawl.extract.html import decode_html
+    from spidercrawl.document.html import decode_html
 
     extractor = extractors.ArticleExtractor(raise_on_failure=False)
     return lambda html: extractor.get_content(decode_html(html)[0]) or ""

@@ -35,12 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spidercrawl.document.html import decode_html
+from spidercrawl.document.page import first_description
 from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import OWN, OWN_BONUS, ConsensusExtractor
-from spidercrawl.extract.html import decode_html
 from spidercrawl.extract.item import article_item
-from spidercrawl.extract.metadata import first_description
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.snapshot import SiteSnapshot

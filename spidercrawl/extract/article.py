@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from spidercrawl.extract.density import DensityExtractor, DensityResult
+from spidercrawl.document.density import DensityExtractor, DensityResult
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import Extraction, SiteModel
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from spidercrawl.document.page import first_description, html_headlines
 from spidercrawl.extract.article import cold_start_extraction
-from spidercrawl.extract.metadata import article_metadata, best_title, first_description
-from spidercrawl.extract.titles import headline_candidates, html_headlines, lead_with_headline
+from spidercrawl.extract.metadata import article_metadata, best_title
+from spidercrawl.extract.titles import headline_candidates, lead_with_headline
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import SiteModel
@@ -33,7 +34,7 @@ def article_item(
     blocks without densities (:func:`page_blocks`), when already built."""
     text = extraction.text if extraction is not None else ""
     html = extraction.html if extraction is not None else ""
-    metadata = article_metadata(page, text, site_names)
+    metadata = article_metadata(page, text, site_names, getattr(model, "language_", ""))
     if page.get("texts"):
         if blocks is None:
             blocks = page_blocks(page, densities=False)
@@ -43,8 +44,12 @@ def article_item(
         if headlines is None:
             headlines = html_headlines(page.get("rendered_html") or "")
     title = best_title(metadata.titles, headlines)
+    words = word_count(text)  # of the text the fast path's check has just tokenized
     if headline_in_text and title in headlines:
+        body = text
         text, html = lead_with_headline(text, html, title)
+        if text is not body:  # the headline went first, on a paragraph of its own
+            words += word_count(title)
     return ArticleItem(
         url=page.get("url"),
         canonical_url=metadata.canonical_url,
@@ -62,7 +67,7 @@ def article_item(
         method_note=note,
         model_version=model.version_ if model is not None else "",
         confidence=getattr(extraction, "confidence", 0.5 if text else 0.0),
-        word_count=word_count(text),
+        word_count=words,
         crawled_at=page.get("crawled_at"),
         post_of=page.get("post_of") or "",
         validators=page.get("validators"),

@@ -15,13 +15,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from dateutil import parser as date_parser
 from dateutil.parser import UnknownTimezoneWarning
 from rapidfuzz import fuzz
+
+from spidercrawl.document.language import declared_language, language
+from spidercrawl.document.page import first_value
 
 EARLIEST_DATE = datetime(1990, 1, 1, tzinfo=UTC)  # no news site is older than the web
 # Chinese, Japanese and Korean titles put no spaces around separators ("标题_新闻_腾讯网").
@@ -33,7 +35,6 @@ _TITLE_SEPARATORS = re.compile(
 _GENERIC_LABELS = frozenset({"www", "com", "net", "org", "edu", "gov", "co", "news", "blogs"})
 _BYLINE_PREFIX = re.compile(r"^(by|von|par|por|di|door)\s+", re.IGNORECASE)
 _AUTHOR_SPLIT = re.compile(r"\s*(?:,|;|\||&|\band\b|\bund\b|\bet\b|\by\b)\s*", re.IGNORECASE)
-_LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]{2,8})*$", re.IGNORECASE)
 _PUBLISHED_KEYS = (
     "date",
     "pubdate",
@@ -45,9 +46,6 @@ _PUBLISHED_KEYS = (
 )
 _AUTHOR_KEYS = ("author", "parsely-author", "sailthru.author", "dc.creator", "byl")
 _MAX_AUTHOR_WORDS = 5
-_MIN_TEXT_FOR_LANGUAGE = 100  # characters; shorter texts are identified unreliably
-_LANGUAGE_CONFIDENCE = 0.9
-_LANGUAGE_SAMPLE = 1000  # characters identified: its cost grows with them, its answer not
 
 
 @dataclass
@@ -61,20 +59,6 @@ class ArticleMetadata:
     canonical_url: str = ""
 
 
-def _first(values: Iterable[Any]) -> str:
-    for value in values:
-        if isinstance(value, list):
-            value = next((v for v in value if v), "")
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
-
-
-def first_description(page: Mapping[str, Any]) -> str:
-    """The page's first non-empty description (meta, og, twitter), or ''."""
-    return _first(page.get("descriptions") or [])
-
-
 def _normalized(text: str) -> str:
     return re.sub(r"\W+", "", text.lower())
 
@@ -82,7 +66,7 @@ def _normalized(text: str) -> str:
 def site_names(page: Mapping[str, Any], known: Iterable[str] = ()) -> set[str]:
     """Names a site goes by, normalised: og:site_name, its host's main label, and
     ``known`` (title segments seen on many of the site's pages, see :class:`SiteTitles`)."""
-    names = {_normalized(_first([(page.get("og") or {}).get("og:site_name")]))}
+    names = {_normalized(first_value([(page.get("og") or {}).get("og:site_name")]))}
     host = urlsplit(str(page.get("url") or "")).hostname or ""
     site = str(page.get("site") or host)
     labels = [label for label in site.split(".") if label not in _GENERIC_LABELS]
@@ -235,7 +219,7 @@ def publication_dates(page: Mapping[str, Any]) -> tuple[str, str]:
     candidates += list(page.get("time_datetimes") or [])
     published = ""
     for value in candidates:
-        value = _first([value])
+        value = first_value([value])
         if value and (parsed := parse_date(value)):
             published = _iso(parsed, date_only=not _has_time(value))
             break
@@ -246,7 +230,7 @@ def publication_dates(page: Mapping[str, Any]) -> tuple[str, str]:
         og.get("article:modified_time"),
         og.get("og:updated_time"),
     ]:
-        value = _first([value])
+        value = first_value([value])
         if value and (parsed := parse_date(value)):
             modified = _iso(parsed, date_only=not _has_time(value))
             break
@@ -321,48 +305,27 @@ def page_authors(page: Mapping[str, Any]) -> list[str]:
     return clean_authors([*jsonld, *(meta.get(k) for k in _AUTHOR_KEYS), article_author], names)
 
 
-@lru_cache(maxsize=1)
-def _language_identifier() -> Any:
-    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
-
-    return LanguageIdentifier.from_model_file(MODEL_DIR / MODEL_FILE, norm_probs=True)
-
-
-def language(declared: str, text: str) -> str:
-    """The article's language: the page's declared tag, unless the text clearly says
-    otherwise (templates often declare ``en`` whatever the article's language)."""
-    declared = declared.strip().replace("_", "-")
-    declared = declared if _LANGUAGE_TAG.match(declared) else ""
-    if len(text) < _MIN_TEXT_FOR_LANGUAGE:
-        return declared
-    detected, confidence = _language_identifier().classify(text[:_LANGUAGE_SAMPLE])
-    if confidence < _LANGUAGE_CONFIDENCE:
-        return declared
-    if declared and declared.split("-")[0].lower() == detected:
-        return declared
-    return detected
-
-
 def article_metadata(
-    page: Mapping[str, Any], text: str = "", known_names: Iterable[str] = ()
+    page: Mapping[str, Any],
+    text: str = "",
+    known_names: Iterable[str] = (),
+    confirmed_language: str = "",
 ) -> ArticleMetadata:
-    """Everything about an article except its text; ``text`` checks the language,
-    ``known_names`` are the site's names learned from its titles (:class:`SiteTitles`)."""
+    """Everything about an article except its text; ``text`` checks the language (unless
+    the page declares the site's ``confirmed_language``), ``known_names`` are the site's
+    names learned from its titles (:class:`SiteTitles`)."""
     url = str(page.get("url") or "")
     og = page.get("og") or {}
-    meta = page.get("meta") or {}
     published, modified = publication_dates(page)
-    canonical = _first([page.get("canonical_url")])
-    image = _first([og.get("og:image"), og.get("og:image:url")])
+    canonical = first_value([page.get("canonical_url")])
+    image = first_value([og.get("og:image"), og.get("og:image:url")])
     titles = metadata_titles(page, known_names)
-    jsonld_language = _first(obj.get("inLanguage") for obj in page.get("jsonld") or [])
-    declared = _first([page.get("lang"), meta.get("content-language"), jsonld_language])
     return ArticleMetadata(
         titles=titles,
         authors=page_authors(page),
         published=published,
         modified=modified,
-        lang=language(declared, text),
+        lang=language(declared_language(page), text, confirmed_language),
         image=urljoin(url, image) if image else "",
         canonical_url=urljoin(url, canonical) if canonical else url,
     )

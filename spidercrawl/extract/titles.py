@@ -106,19 +106,6 @@ def post_titles(page: Mapping[str, Any], blocks: Sequence[Block]) -> list[Block]
     return sorted(best, key=lambda b: b.index) if len(best) >= 2 else []
 
 
-def html_headlines(html: str | Any, limit: int = 5) -> list[str]:
-    """The ``<h1>`` texts of raw HTML, or of its parsel ``Selector`` (for pages fetched
-    without a browser: no blocks)."""
-    import parsel
-
-    if isinstance(html, str):
-        if not html:
-            return []
-        html = parsel.Selector(text=html, type="html")
-    texts = (" ".join(" ".join(h.xpath(".//text()").getall()).split()) for h in html.css("h1"))
-    return [t for t in texts if t][:limit]
-
-
 def lead_with_headline(text: str, html: str, headline: str) -> tuple[str, str]:
     """The article's text and HTML beginning with its headline, as readers see the article.
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from spidercrawl.document.page import first_description
 from spidercrawl.extract.article import block_indices, cold_start_extraction
-from spidercrawl.extract.metadata import first_description
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import PARAGRAPH_CHARS, Extraction, SiteModel, article_mask
 from spidercrawl.learn.relevance import relevance_scores

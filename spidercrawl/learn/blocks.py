@@ -115,8 +115,8 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
     The capture script marks each block's element with ``data-sc-block``; text density runs
     render-aware on the rendered DOM. Empty when the page has no usable rendered HTML.
     """
-    from spidercrawl.extract.density import TextDensity, body_of, remove_invisible
-    from spidercrawl.extract.html import UnusableDocumentError, parse_html
+    from spidercrawl.document.density import TextDensity, body_of, remove_invisible
+    from spidercrawl.document.html import UnusableDocumentError, parse_html
 
     try:
         root = parse_html(rendered_html)

@@ -25,7 +25,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.svm import LinearSVC
 
-from spidercrawl.extract.structure import (
+from spidercrawl.document.language import confirmed_language, declared_language
+from spidercrawl.document.structure import (
     HEADINGS,
     Paragraph,
     paragraphs_html,
@@ -315,6 +316,7 @@ class SiteModel(BaseEstimator):
         extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
         self.container_ = fit_container(blocks, extracted)
         self.fit_rules(pages, blocks, extracted)
+        self.language_ = _site_language(pages, blocks, extracted)
         return blocks, extracted
 
     def _fit_layouts(self, pages: Sequence[Mapping[str, Any]], groups: list[list[int]]) -> bool:
@@ -351,6 +353,8 @@ class SiteModel(BaseEstimator):
         self.tag_paths_ = frozenset().union(*(layout.tag_paths_ for layout in layouts))
         self.template_texts_ = frozenset().union(*(m.template_texts_ for m in layouts))
         self.container_ = None
+        languages = {getattr(layout, "language_", "") for layout in layouts}
+        self.language_ = languages.pop() if len(languages) == 1 else ""
         self.training_ = {
             "pages": pages or sum(layout.training_["pages"] for layout in layouts),
             "layouts": [layout.training_["pages"] for layout in layouts],
@@ -500,6 +504,8 @@ class SiteModel(BaseEstimator):
                 for layout in getattr(self, "layouts_", [])
             ],
             "container": path_css(self.container_) if getattr(self, "container_", None) else None,
+            # The declared language, found right on every training page: not checked again.
+            "confirmed_language": getattr(self, "language_", ""),
         }
 
     def save(self, folder: Path | str) -> Path:
@@ -527,3 +533,18 @@ class SiteModel(BaseEstimator):
     @staticmethod
     def exists(folder: Path | str) -> bool:
         return (Path(folder) / MODEL_FILE).is_file()
+
+
+def _site_language(
+    pages: Sequence[Mapping[str, Any]], blocks: Sequence[Block], extracted: np.ndarray
+) -> str:
+    """The language the site declares, if every training page's article text agrees with
+    it (:func:`~spidercrawl.document.language.confirmed_language`)."""
+    texts: dict[int, list[str]] = defaultdict(list)
+    for block, is_content in zip(blocks, extracted, strict=True):
+        if is_content:
+            texts[block.page].append(block.text)
+    return confirmed_language(
+        (declared_language(page), " ".join(texts.get(number, [])))
+        for number, page in enumerate(pages)
+    )

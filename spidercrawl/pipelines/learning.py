@@ -51,10 +51,11 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
+from spidercrawl.document.page import first_description
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item, extract_plain
-from spidercrawl.extract.metadata import SiteTitles, first_description
+from spidercrawl.extract.metadata import SiteTitles
 from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem

@@ -1,0 +1,45 @@
+"""What learning and extraction both read off a page: its description and its headings.
+
+Here, below both layers, so that the fast path (capture) and the rules (learn) need not
+reach up into extraction for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import lxml.html
+from lxml import etree
+
+
+def first_value(values: Iterable[Any]) -> str:
+    """The first non-empty string among ``values`` (a list counts by its first item)."""
+    for value in values:
+        if isinstance(value, list):
+            value = next((v for v in value if v), "")
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def first_description(page: Mapping[str, Any]) -> str:
+    """The page's first non-empty description (meta, og, twitter), or ''."""
+    return first_value(page.get("descriptions") or [])
+
+
+_H1 = etree.XPath("//h1")
+
+
+def html_headlines(html: str | lxml.html.HtmlElement, limit: int = 5) -> list[str]:
+    """The ``<h1>`` texts of raw HTML, or of its parsed document (for pages fetched
+    without a browser: no blocks)."""
+    if isinstance(html, str):
+        if not html.strip():
+            return []
+        try:
+            html = lxml.html.document_fromstring(html)
+        except (etree.ParserError, ValueError):
+            return []
+    texts = (" ".join(" ".join(h.itertext()).split()) for h in _H1(html))
+    return [t for t in texts if t][:limit]
