@@ -5,6 +5,7 @@ leave-one-dataset-out choice of its constant."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from spidercrawl.evaluate.runner import PageRecord
 from spidercrawl.evaluate.site_methods import (
@@ -100,3 +101,26 @@ def test_a_site_models_article_stands_unless_both_peers_contradict_it() -> None:
     taken, note = extractor.confirm(page, wrong)
     assert taken is not wrong and paragraphs[2] in taken.text
     assert note.startswith("consensus of 3 extractors")
+
+
+def test_the_slower_peer_runs_only_where_the_quicker_one_disagrees() -> None:
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    calls = {name: 0 for name in extractor.peers}
+
+    def counted(name: str, extract: Callable[[str], str]) -> Callable[[str], str]:
+        def run(html: str) -> str:
+            calls[name] += 1
+            return extract(html)
+
+        return run
+
+    extractor.peers = {name: counted(name, run) for name, run in extractor.peers.items()}
+    page, paragraphs = story_page(5)
+    right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.8, "model")
+    kept, note = extractor.confirm(page, right)
+    assert kept is right and note == ""
+    assert calls == {"trafilatura": 0, "readability": 1}
+    wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.8, "m")
+    taken, _ = extractor.confirm(page, wrong)
+    assert taken is not wrong and paragraphs[2] in taken.text
+    assert calls == {"trafilatura": 1, "readability": 2}

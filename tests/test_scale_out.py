@@ -317,8 +317,10 @@ def test_foreign_keys_and_a_broken_published_model_stop_nothing(
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "error: Redis holds keys under spidercrawl: that spidercrawl did not write " \
+    assert (
+        "error: Redis holds keys under spidercrawl: that spidercrawl did not write "
         "(spidercrawl:sites:queue is a string, not a list)" in result.stderr
+    )
     queued = module("spidercrawl.enqueue", "--redis", redis_url, "--site", site)
     assert queued.returncode == 1 and "set REDIS_PREFIX to another one" in queued.stderr
 

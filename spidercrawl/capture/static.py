@@ -48,8 +48,7 @@ def _lower(attribute: str) -> str:
 _METAS = etree.XPath("//meta[@content]")
 _TITLE_TEXT = etree.XPath("//title//text()")
 _CANONICAL = etree.XPath(
-    "//link[contains(concat(' ', translate(@rel, 'CANOIL', 'canoil'), ' '), ' canonical ')]"
-    "/@href"
+    "//link[contains(concat(' ', translate(@rel, 'CANOIL', 'canoil'), ' '), ' canonical ')]/@href"
 )
 _JSONLD = etree.XPath(f"//script[{_lower('type')}='application/ld+json']/text()")
 _LANG = etree.XPath("/html/@lang")

@@ -32,7 +32,7 @@ def lcs_relevance(text: str, reference: str) -> float:
     """Share of the reference's tokens found, in order, in the text (LCS over tokens).
 
     Tokens are words, or single characters in scripts written without spaces (see
-    :func:`spidercrawl.evaluate.metrics.tokenize`), so Chinese works as well as English.
+    :func:`spidercrawl.text.tokenize`), so Chinese works as well as English.
     """
     reference_tokens = tokenize(reference)
     if not reference_tokens:
