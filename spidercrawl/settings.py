@@ -30,6 +30,12 @@ DOWNLOAD_TIMEOUT = 60
 # Pages above this are not rendered: nothing an article needs is that big.
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 RETRY_TIMES = 1
+# Scrapy checks every response's callback for a generator that returns a value by reading
+# and parsing the callback's source. Its cache holds weak references to the callback, and
+# a bound method is a new object on each request, so the check runs again for every page:
+# about a third of the fast path's own time per page (benchmarks/fast_path_speed.py
+# --profile). Our callbacks never return a value (tests/test_settings.py checks it).
+WARN_ON_GENERATOR_RETURN_VALUE = False
 
 ADDONS = {
     "spidercrawl.capture.browser.RenderAddon": 0,

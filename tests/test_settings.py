@@ -3,15 +3,18 @@ keeps the field names of the ziyan-spider data."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from types import SimpleNamespace
 
 import pytest
 from scrapy.settings import Settings
+from scrapy.utils.misc import is_generator_with_return_value
 
 from spidercrawl import settings as project_settings
 from spidercrawl.capture.browser import PLAYWRIGHT_HANDLER, RenderAddon, SubresourceFilter
 from spidercrawl.items import PageItem
+from spidercrawl.spiders.news import NewsSpider
 from tests.conftest import SHARED
 
 
@@ -64,3 +67,15 @@ def test_page_item_has_every_ziyan_spider_field() -> None:
     item = PageItem(**page)  # the published data loads into our item unchanged
     block_keys = set(item["texts"][0])
     assert {"bound", "computed", "element", "path", "selector", "text", "html"} <= block_keys
+
+
+def test_no_spider_callback_is_a_generator_that_returns_a_value() -> None:
+    """WARN_ON_GENERATOR_RETURN_VALUE is off for speed; this test does Scrapy's check once."""
+    callbacks = [
+        function
+        for name, function in inspect.getmembers(NewsSpider, inspect.isfunction)
+        if name.startswith("parse") and inspect.isgeneratorfunction(function)
+    ]
+    assert len(callbacks) >= 5
+    assert not [f.__name__ for f in callbacks if is_generator_with_return_value(f)]
+    assert project_settings.WARN_ON_GENERATOR_RETURN_VALUE is False
