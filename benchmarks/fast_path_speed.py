@@ -3,6 +3,7 @@
     python benchmarks/fast_path_speed.py                   # 300 pages, AutoThrottle on
     python benchmarks/fast_path_speed.py --pages 600 --no-throttle
     python benchmarks/fast_path_speed.py --profile fast.txt    # where the fast crawl's CPU goes
+    python benchmarks/fast_path_speed.py --pages 10000 --fast-only   # memory every 1,000 pages
 
 The demo site's pages are repeated to reach ``--pages`` (see ``render_speed.py``) and served
 on 127.0.0.1. A first crawl of 10 pages learns the site's model. Then the same pages are
@@ -79,6 +80,7 @@ def crawl(
             time.sleep(0.25)
     process_seconds = time.monotonic() - started
     log_text = log_path.read_text()
+    memory = re.findall(r"(\d+) pages in all; this process holds (\d+) MB", log_text)
     elapsed = re.search(r"'elapsed_time_seconds': ([\d.]+)", log_text)
     items = read_jsonl(out) if out.exists() else []
     return {
@@ -88,6 +90,7 @@ def crawl(
         "peak_mib": peak,
         "methods": collections.Counter(item["method"] for item in items),
         "returncode": proc.returncode,
+        "memory": [(int(pages), int(mb)) for pages, mb in memory],
     }
 
 
@@ -160,6 +163,11 @@ def main() -> int:
     parser.add_argument(
         "--profile", type=Path, metavar="FILE", help="profile the fast-path crawl into FILE"
     )
+    parser.add_argument(
+        "--fast-only",
+        action="store_true",
+        help="crawl by the fast path only (no rendered crawl) and print its memory log",
+    )
     args = parser.parse_args()
     throttle = {"AUTOTHROTTLE_ENABLED": 0} if args.no_throttle else {}
 
@@ -172,16 +180,16 @@ def main() -> int:
             if learn["returncode"] or not (models / HOST / "model.json").exists():
                 print(f"learning crawl failed: see {root / 'learn.log'}")
                 return 1
-            runs = {
-                "render": crawl(
+            runs = {}
+            if not args.fast_only:
+                runs["render"] = crawl(
                     server.base_url, root / "render.jsonl", models, args.pages,
                     FAST_PATH_ENABLED=0, **throttle,
-                ),
-                "fast path": crawl(
-                    server.base_url, root / "fast.jsonl", models, args.pages,
-                    profile=args.profile.resolve() if args.profile else None, **throttle,
-                ),
-            }  # fmt: skip
+                )  # fmt: skip
+            runs["fast path"] = crawl(
+                server.base_url, root / "fast.jsonl", models, args.pages,
+                profile=args.profile.resolve() if args.profile else None, **throttle,
+            )  # fmt: skip
             if args.profile:
                 print_profile(args.profile, args.pages)
     print(
@@ -199,7 +207,13 @@ def main() -> int:
             f"{run['articles'] / run['seconds']:>8.1f} {run['process_seconds']:>10.1f} "
             f"{run['peak_mib']:>9.0f}  {methods}"
         )
-    render, fast = runs["render"], runs["fast path"]
+    fast = runs["fast path"]
+    if fast["memory"]:
+        curve = ", ".join(f"{pages}: {mb}" for pages, mb in fast["memory"])
+        print(f"fast path memory, MB by pages crawled (browser apart): {curve}")
+    if "render" not in runs:
+        return 0
+    render = runs["render"]
     ratio = (fast["articles"] / fast["seconds"]) / (render["articles"] / render["seconds"])
     print(f"fast path / render: {ratio:.1f}x pages/s")
     whole = render["process_seconds"] / fast["process_seconds"]
