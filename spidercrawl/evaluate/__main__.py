@@ -65,6 +65,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--train-pages", type=int, default=None, help="learned: training pages per site"
     )
+    parser.add_argument(
+        "--crawl-order",
+        action="store_true",
+        help="with --train-pages: learn from the first N pages in ID order (as a crawl "
+        "meets them), not from N pages drawn at random",
+    )
     parser.add_argument("--folds", type=int, default=None, help="learned: K-fold instead")
     parser.add_argument(
         "--no-layouts", action="store_true", help="learned/rules: one model per site (no layouts)"
@@ -91,6 +97,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"{args.dataset_dir} is not a folder")
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.crawl_order and not args.train_pages:
+        parser.error("--crawl-order needs --train-pages N")
     return args
 
 
@@ -122,6 +130,7 @@ def run_site_method(
                 site.snapshot.page_ids,
                 folds=args.folds,
                 train_pages=args.train_pages,
+                crawl_order=args.crawl_order,
                 layouts=not args.no_layouts,
                 model_dir=str(args.models) if args.models else None,
             )

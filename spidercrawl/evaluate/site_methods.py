@@ -68,6 +68,8 @@ class SiteJob:
     model_dir: str | None = None
     learning_curve: bool = True
     layouts: bool = True  # site models of several layouts (LEARN_LAYOUTS)
+    # train_pages: the first N pages by ID (a snapshot's crawl order), not a seeded sample
+    crawl_order: bool = False
 
     @property
     def site_key(self) -> str:
@@ -193,8 +195,9 @@ Scorer = Callable[[SiteJob, SiteModel | None, Sequence[str], str], list[PageReco
 
 def _held_out(job: SiteJob, outcome: SiteOutcome, score: Scorer) -> list[str]:
     """Score every held-out page (k folds, or train on N and test on the rest); returns
-    the site's page IDs in their shuffled order."""
-    ids = _shuffled(job.page_ids)
+    the site's page IDs in the order used (shuffled, or by ID with ``crawl_order``)."""
+    crawl_order = job.train_pages and job.crawl_order
+    ids = sorted(job.page_ids) if crawl_order else _shuffled(job.page_ids)
     if job.train_pages:
         train, test = ids[: job.train_pages], ids[job.train_pages :]
         model = _learn(job, train, outcome)
