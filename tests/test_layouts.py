@@ -96,6 +96,11 @@ def test_a_new_template_is_added_as_a_layout_beside_the_old_one(template_added) 
     assert added.log.count("no longer fits the site") == 1  # the new pages: drift, once
     meta = json.loads((models / SITE / "model.json").read_text("utf-8"))
     assert len(meta["layouts"]) == 2  # the new template's and the old one's
+    # Pages of the old template that came during the relearning were extracted by it, not
+    # learned from: the new layout holds the new template alone.
+    assert "'spidercrawl/learn/known_layout_while_relearning'" in added.log
+    assert "entry-content" in meta["layouts"][0]["container"]
+    assert "story-body" in meta["layouts"][1]["container"]
     assert len(added.items) == 30 and all(item["text"] for item in added.items)
     # Both templates fit now: the next crawl has no drift and takes every page plainly.
     assert "no longer fits the site" not in after.log

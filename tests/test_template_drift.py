@@ -99,15 +99,18 @@ def test_the_crawl_relearns_and_loses_no_article(drifted) -> None:
 
 
 def test_the_new_model_fits_the_new_template_and_the_old_one_is_kept(drifted) -> None:
-    models, redesigned, _, _ = drifted
+    models, redesigned, result, _ = drifted
     store = ModelStore(models)
-    # Usually one old version; two when pages of the old template, already on their way
-    # to the browser at the switch, went into the first relearning (it heals itself).
+    # Pages of the old template still on their way at the switch are extracted by the old
+    # layout during the relearning, not learned from (CI once saw a new "layout" learned
+    # from such pages, without the new template's rules): one relearning, one old version.
     versions = store.versions(SITE)
-    assert 1 <= len(versions) <= 2
     current = json.loads((models / SITE / "model.json").read_text("utf-8"))
+    learning = [line for line in result.log.splitlines() if ".pipelines.learning]" in line]
+    why = "\n".join(learning) + "\n" + json.dumps(current["layouts"], indent=1)
+    assert len(versions) == 1, why
     assert current["version"] not in versions
-    assert any("entry-content" in rule["css"] for rule in current["rules"]["rules"])
+    assert any("entry-content" in rule["css"] for rule in current["rules"]["rules"]), why
     page_id = redesigned.page_ids[-1]
     old = SiteModel.load(models / SITE / "versions" / versions[0])
     assert not old.rules_.check(old.rules_.extract(redesigned.page_bytes(page_id))).ok

@@ -66,6 +66,8 @@ from spidercrawl.signals import site_model_changed, site_needs_browser
 
 logger = logging.getLogger(__name__)
 
+# Methods by which a site model extracted a page itself (its layouts fit the page).
+FITTED_METHODS = frozenset({"rules", "learned", "learned+consensus"})
 JS_PAGES_TO_RENDER_DIRECTLY = 3  # pages drawn by JavaScript before the fast path stops trying
 SHARED_MODEL_CHECK_EVERY = 10  # watchdog ticks (seconds) between looks for a newer model
 
@@ -184,6 +186,13 @@ class SiteLearningPipeline:
             article = self._extract(page, state, blocks)
             self._watch_drift(site, state, page, article)
             return article
+        if state.before_drift is not None:
+            known = self._extract(page, state, blocks, model=state.before_drift)
+            if known["method"] in FITTED_METHODS:
+                # A page of a layout the site still has (sent before the template changed,
+                # or from its archive): extracted by it, and kept out of the new layout.
+                self.crawler.stats.inc_value("spidercrawl/learn/known_layout_while_relearning")
+                return known
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         state.held.append((page, future))
         if len(state.held) == 1:
@@ -193,8 +202,11 @@ class SiteLearningPipeline:
         if self.shared is not None:
             count = self.shared.add_page(site, page) if page.get("texts") else 0
             self._settle_shared(site, state, f"{count} pages arrived from every worker", count)
-        elif len(state.held) + len(state.relearning_from) >= self.min_pages:
-            self._settle(site, state, f"{len(state.held)} pages arrived")
+        elif (waiting := len(state.held) + len(state.relearning_from)) >= self.min_pages:
+            if state.before_drift is not None:
+                self._settle(site, state, f"{waiting} pages of no layout it knew")
+            else:
+                self._settle(site, state, f"{len(state.held)} pages arrived")
         return await future
 
     def _load_model(self, site: str) -> SiteModel | None:
@@ -393,7 +405,7 @@ class SiteLearningPipeline:
         )
         if rejected and self._drawn_by_javascript(site, state, page):
             rejected = False  # the template holds: the browser is needed, not a new model
-        fitted = article["method"] in ("rules", "learned", "learned+consensus") and not rejected
+        fitted = article["method"] in FITTED_METHODS and not rejected
         state.fits.append(fitted)
         if not fitted and page.get("texts"):
             state.misfits.append(page)
@@ -443,19 +455,25 @@ class SiteLearningPipeline:
         return True
 
     def _extract(
-        self, page: dict[str, Any], state: SiteState, blocks: list[Block] | None = None
+        self,
+        page: dict[str, Any],
+        state: SiteState,
+        blocks: list[Block] | None = None,
+        model: SiteModel | None = None,
     ) -> ArticleItem:
-        """The page's article item; ``blocks``: its blocks without densities, if built."""
+        """The page's article item; ``blocks``: its blocks without densities, if built;
+        ``model``: another model than the site's current one (the one before drift)."""
         stats = self.crawler.stats
+        model = model or state.model
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
         if page.get("capture_mode") == "http":
-            extraction, method, note = extract_plain(page, state.model)
+            extraction, method, note = extract_plain(page, model)
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
-        elif state.model is not None:
-            learned = learned_extraction(page, state.model, self.unseen)
+        elif model is not None:
+            learned = learned_extraction(page, model, self.unseen)
             if self.consensus is not None:
                 learned, peer = self.consensus.confirm_learned(page, learned)
                 note = "; ".join(filter(None, [note, peer]))
@@ -485,7 +503,7 @@ class SiteLearningPipeline:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
         return article_item(
-            page, extraction, method, state.model, note, state.titles.names(),
+            page, extraction, method, model, note, state.titles.names(),
             self.headline_in_text, blocks,
         )  # fmt: skip
 
