@@ -14,14 +14,14 @@ from tests.test_learning_e2e import SITE, crawl_articles
 from tests.test_template_drift import redesign
 
 
-def mixed_site(root: Path) -> Path:
-    """The demo with every other page in the redesigned template (an archive beside new
-    pages, as real sites have)."""
-    redesigned = redesign(DEMO_SITE, root / "redesigned")
-    site = root / SITE
+def mixed_site(root: Path, every: int = 2) -> Path:
+    """The demo with one page in ``every`` in the redesigned template (an archive beside
+    new pages, as real sites have)."""
+    redesigned = redesign(DEMO_SITE, root / f"redesigned-{every}")
+    site = root / f"mixed-{every}" / SITE
     shutil.copytree(DEMO_SITE, site)
     for number, page in enumerate(sorted((site / "pages").glob("*.html"))):
-        if number % 2:
+        if number % every == every - 1:
             shutil.copy(redesigned / "pages" / page.name, page)
     return site
 
@@ -52,8 +52,13 @@ def test_every_page_of_both_templates_takes_the_fast_path(two_crawls) -> None:
     _, first, again = two_crawls
     assert len(first.items) == len(again.items) == 30
     assert {item["method"] for item in again.items} == {"rules"}  # none rendered
-    texts = {item["url"]: item["text"] for item in first.items}
-    assert all(len(text.split()) > 100 for text in texts.values())
+    short = [
+        (item["url"], item["method"], len(item["text"].split()), item.get("note"))
+        for item in first.items
+        if len(item["text"].split()) <= 100
+    ]
+    learning = [line for line in first.log.splitlines() if ".pipelines.learning]" in line]
+    assert not short, "\n".join(map(str, short + learning))
 
 
 def test_pages_of_one_template_stay_one_layout() -> None:
@@ -104,4 +109,35 @@ def test_a_new_template_is_added_as_a_layout_beside_the_old_one(template_added) 
     assert len(added.items) == 30 and all(item["text"] for item in added.items)
     # Both templates fit now: the next crawl has no drift and takes every page plainly.
     assert "no longer fits the site" not in after.log
+    assert {item["method"] for item in after.items} == {"rules"} and len(after.items) == 30
+
+
+@pytest.fixture(scope="module")
+def minority_layout(tmp_path_factory, chromium_path):
+    """The site is learned with one template; then a third of its pages come in another."""
+    root = tmp_path_factory.mktemp("minority")
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
+    models = root / "models"
+    with serving(DEMO_SITE) as server:
+        learned = crawl_articles(server.base_url, root / "learned.jsonl", models, *settings)
+    # A window of 20 pages: a third failing never looks like drift, however the pages
+    # the fast path sends to the browser bunch up.
+    collect = (*settings, "LEARN_MIN_PAGES=5", "DRIFT_WINDOW=20")
+    with serving(mixed_site(root, every=3)) as server:
+        added = crawl_articles(server.base_url, root / "added.jsonl", models, *collect)
+        after = crawl_articles(server.base_url, root / "after.jsonl", models, *collect)
+    return models, learned, added, after
+
+
+def test_pages_of_no_known_layout_are_collected_into_a_new_layout(minority_layout) -> None:
+    models, learned, added, after = minority_layout
+    assert all(r.returncode == 0 for r in (learned, added, after)), added.log[-3000:]
+    assert "no longer fits the site" not in added.log  # a new layout is not drift
+    assert added.log.count("learned a new layout from them") == 1, added.log[-3000:]
+    assert len(added.items) == 30 and all(item["text"] for item in added.items)
+    meta = json.loads((models / SITE / "model.json").read_text("utf-8"))
+    assert len(meta["layouts"]) == 2
+    assert "entry-content" in meta["layouts"][0]["container"]
+    # Both layouts known: the next crawl takes every page by the fast path, learns nothing.
+    assert "new layout" not in after.log and "no longer fits the site" not in after.log
     assert {item["method"] for item in after.items} == {"rules"} and len(after.items) == 30

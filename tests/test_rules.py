@@ -52,6 +52,15 @@ def test_rule_xpath_quotes_odd_names_and_makes_tbody_optional() -> None:
     assert found == ['<td class="it\'s">cell</td>']
 
 
+def test_a_rule_through_an_element_broken_markup_named_oddly_still_compiles() -> None:
+    # '<scr"+"ipt>' in a script's string: the browser made an element named 'ipt"' (its
+    # rules once failed to compile, and news.bbc.co.uk could not be learned).
+    rule = Rule((Step('ipt"'), *path("table", "tr", "td.body")))
+    assert rule.xpath.startswith("//body/*[name()='ipt\"']/table")
+    html = '<html><body><table><tr><td class="body">kept</td></tr></table></body></html>'
+    assert parsel.Selector(text=html).xpath(rule.xpath).getall() == []  # compiles, no match
+
+
 # --- a small handmade site: article paragraphs, a menu, a footer -------------------------------
 
 

@@ -16,11 +16,19 @@
    paragraphs win. Each piece's weight also fades with its distance below the page's
    *anchor*, the block that best matches the description (the headline or standfirst):
    the article starts right below it, comments and related stories far below.
-3. DBSCAN's clusters can be coarser than the template: a newsletter box or a section's
+3. A training page where the content cluster has no block gets its own best cluster as
+   content, if that piece weighs at least half the content's median piece. Pages of one
+   template styled differently (two years of a site) put the same paragraphs into two
+   clusters; only one could be the content, and the other year's articles were taught as
+   boilerplate. Measured (4 folds of the three datasets, `--methods learned`, one run
+   each; the half was set beforehand, not swept): F1 over 1,036 pages 0.9407 -> 0.9416,
+   pages the site model extracted itself 923 -> 937; bbc.co.uk's two years learned from
+   their first 10 pages in crawl order: 5 -> 9 of 10 later pages by the model itself.
+4. DBSCAN's clusters can be coarser than the template: a newsletter box or a section's
    blurb may look like the article's paragraphs. The content cluster is split by template
    role (selector path without ids and digits), the roles are weighed like clusters, and
    roles under ``min_role_share`` of the best one are dropped.
-4. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
+5. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
    are not mostly links, are relevant and hold no more text than the content itself join
    it: quotes, sub-headings, lists and captions, which look different from body text.
    (Comments can sit inside that box when the author's replies share the article's look;
@@ -101,6 +109,7 @@ class AutoLabeler:
         max_link_share: float = 0.5,
         max_join_share: float = 1.0,
         min_role_share: float = 0.2,
+        missed_page_share: float = 0.5,
     ) -> None:
         self.similarity = similarity
         self.inside_share = inside_share
@@ -108,6 +117,7 @@ class AutoLabeler:
         self.max_link_share = max_link_share
         self.max_join_share = max_join_share
         self.min_role_share = min_role_share
+        self.missed_page_share = missed_page_share
 
     def fit(
         self, blocks: Sequence[Block], clusters: np.ndarray, pages: Sequence[Mapping[str, Any]]
@@ -120,7 +130,10 @@ class AutoLabeler:
             [b.text for b in blocks], [b.page for b in blocks], references, self.similarity
         )
         self.anchor_top_ = self._anchors(blocks)
-        totals = self._group_totals(blocks, [int(c) for c in clusters], references)
+        weights = self._piece_weights(blocks, [int(c) for c in clusters], references)
+        totals: dict[Hashable, float] = defaultdict(float)
+        for (cluster, _), weight in weights.items():
+            totals[cluster] += weight
         if not totals:
             raise NoContentClusterError("DBSCAN found only noise: no block style repeats")
         if max(totals.values()) <= 0:
@@ -128,15 +141,65 @@ class AutoLabeler:
         self.content_cluster_ = max(totals, key=totals.__getitem__)
         self.cluster_totals_ = dict(totals)
         labels = clusters == self.content_cluster_
+        labels = self._fill_missed_pages(blocks, clusters, labels, weights)
         labels = self._drop_unrelated_roles(blocks, labels, references)
         self.labels_ = self._join_inside(blocks, clusters, labels, self.scores_)
         return self
+
+    def _fill_missed_pages(
+        self,
+        blocks: Sequence[Block],
+        clusters: np.ndarray,
+        labels: np.ndarray,
+        weights: Mapping[tuple[Hashable, int], float],
+    ) -> np.ndarray:
+        """On training pages where the content cluster has no block, the page's best cluster
+        is its content, if it weighs at least ``missed_page_share`` of the content's median
+        piece.
+
+        The same template's paragraphs can fall into two clusters when pages were styled
+        differently: measured on bbc.co.uk pages of 2009 and 2013 learned together, the
+        body paragraphs of each year formed a cluster of their own (site weights 173 and
+        168); the first became the content and the other year's article paragraphs were
+        taught as boilerplate, so the model extracted nothing on 6 of 10 later pages.
+        """
+        self.filled_pages_: list[int] = []
+        if self.missed_page_share <= 0:
+            return labels
+        content = self.content_cluster_
+        covered = {
+            block.page for block, is_content in zip(blocks, labels, strict=True) if is_content
+        }
+        content_pieces = [w for (c, page), w in weights.items() if c == content and page in covered]
+        if not content_pieces:
+            return labels
+        bar = self.missed_page_share * float(np.median(content_pieces))
+        best: dict[int, tuple[float, Hashable]] = {}
+        for (cluster, page), weight in weights.items():
+            if page not in covered and weight > best.get(page, (0.0, None))[0]:
+                best[page] = (weight, cluster)
+        filled = labels.copy()
+        on_page = np.array([block.page for block in blocks])
+        for page, (weight, cluster) in sorted(best.items()):
+            if weight >= bar:
+                filled[(clusters == cluster) & (on_page == page)] = True
+                self.filled_pages_.append(page)
+        return filled
 
     def _group_totals(
         self, blocks: Sequence[Block], groups: Sequence[Hashable], references: Sequence[str | None]
     ) -> dict[Hashable, float]:
         """Site-wide weight of each group of blocks (a cluster, or a template role); blocks
-        in group -1 (DBSCAN's noise) are left out.
+        in group -1 (DBSCAN's noise) are left out (see :meth:`_piece_weights`)."""
+        totals: dict[Hashable, float] = defaultdict(float)
+        for (group, _), weight in self._piece_weights(blocks, groups, references).items():
+            totals[group] += weight
+        return dict(totals)
+
+    def _piece_weights(
+        self, blocks: Sequence[Block], groups: Sequence[Hashable], references: Sequence[str | None]
+    ) -> dict[tuple[Hashable, int], float]:
+        """The weight of each group's piece of each page; group -1 (noise) left out.
 
         Per page, a group's blocks are scored as one piece: relevance^(1/4) x
         sqrt(unlinked characters) x closeness to the anchor / runs^(1/4), where runs is the
@@ -169,10 +232,7 @@ class AutoLabeler:
             weights = weights / np.array([runs[key] for key in keys], float) ** RUNS_EXPONENT
         else:
             weights = np.sqrt(amounts)
-        totals: dict[Hashable, float] = defaultdict(float)
-        for (group, _), weight in zip(keys, weights, strict=True):
-            totals[group] += float(weight)
-        return dict(totals)
+        return {key: float(weight) for key, weight in zip(keys, weights, strict=True)}
 
     def _drop_unrelated_roles(
         self, blocks: Sequence[Block], labels: np.ndarray, references: Sequence[str | None]

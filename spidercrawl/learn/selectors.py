@@ -9,9 +9,12 @@ the same one, and the classes both share.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+_XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")  # an element name XPath takes as it is
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,12 @@ class Step:
             f"contains(concat(' ', normalize-space(@class), ' '), {_xpath_literal(f' {c} ')})"
             for c in sorted(self.classes)
         ]
-        return self.name + (f"[{' and '.join(tests)}]" if tests else "")
+        if _XML_NAME.fullmatch(self.name):
+            return self.name + (f"[{' and '.join(tests)}]" if tests else "")
+        # Broken markup names elements anything (``<scr"+"ipt>`` in a script's string gave
+        # ``ipt"``, and news.bbc.co.uk's rules no longer compiled): matched by name instead.
+        tests.insert(0, f"name()={_xpath_literal(self.name)}")
+        return f"*[{' and '.join(tests)}]"
 
 
 SelectorPath = tuple[Step, ...]

@@ -60,7 +60,7 @@ from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, page_blocks
-from spidercrawl.learn.model import LearningError, SiteModel
+from spidercrawl.learn.model import MAX_LAYOUTS, LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed, site_needs_browser
 
@@ -301,6 +301,11 @@ class SiteLearningPipeline:
                 state.model = SiteModel(**self.model_params).fit(pages)
             except ValueError as error:
                 state.fallback_reason = f"could not learn from {len(pages)} pages: {error}"
+            except Exception as error:  # a bug met on odd pages must not stop the crawl
+                logger.exception("%s: learning from %d pages failed", site, len(pages))
+                state.fallback_reason = (
+                    f"learning failed ({type(error).__name__}: {error}); see the log"
+                )
             else:
                 if state.before_drift is not None:  # the old templates stay known
                     state.model = state.before_drift.with_layout(state.model)
@@ -411,6 +416,8 @@ class SiteLearningPipeline:
             state.misfits.append(page)
         failures = state.fits.count(False)
         if len(state.fits) < self.drift_window or failures < self.drift_share * len(state.fits):
+            if len(state.misfits) >= self.min_pages:
+                self._learn_new_layout(site, state)
             return
         archived = self.store.archive(site)
         logger.warning(
@@ -433,6 +440,52 @@ class SiteLearningPipeline:
             self._settle_shared(site, state, "the template changed")
         elif len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, "the template changed")
+
+    def _learn_new_layout(self, site: str, state: SiteState) -> None:
+        """``LEARN_MIN_PAGES`` recent pages fitted no layout, though most pages still fit:
+        a layout of the site's that the training pages missed (a section, a blog, an old
+        template of the archive). It is learned from them and joins the model, if it fits
+        most of them itself; otherwise they stay extracted as pages of a site never seen.
+        Not drift: the layouts the model has are kept as they are."""
+        pages, model = list(state.misfits), state.model
+        state.misfits.clear()
+        if model is None or not self.model_params["layouts"] or self.shared is not None:
+            return  # one layout per site (LEARN_LAYOUTS off); with Redis drift relearns
+        layouts = getattr(model, "layouts_", None) or [model]
+        if len(layouts) >= MAX_LAYOUTS:
+            logger.info(
+                "%s: %d pages fit none of the model's %d layouts; it holds no more layouts, "
+                "so they are extracted as pages of a site never seen", site, len(pages),
+                len(layouts),
+            )  # fmt: skip
+            return
+        try:
+            layout = SiteModel(**self.model_params).fit(pages)
+        except Exception as error:  # too little to learn from, or a bug on odd pages
+            logger.info(
+                "%s: %d pages fit none of the model's layouts; no layout can be learned from "
+                "them (%s: %s)", site, len(pages), type(error).__name__, error,
+            )  # fmt: skip
+            return
+        fitted = sum(learned_extraction(page, layout)[1] == "learned" for page in pages)
+        if fitted < len(pages) / 2:
+            logger.info(
+                "%s: %d pages fit none of the model's layouts, and share none among them "
+                "(a layout learned from them fits %d); they stay pages of a site never seen",
+                site, len(pages), fitted,
+            )  # fmt: skip
+            return
+        archived = self.store.archive(site)
+        state.model = model.with_layout(layout)
+        state.fits.clear()
+        self.store.save(site, state.model)
+        self.crawler.stats.inc_value("spidercrawl/learn/new_layouts")
+        logger.info(
+            "%s: %d recent pages fit none of the model's %d layouts: learned a new layout "
+            "from them beside the others (model %s; previous kept in %s)",
+            site, len(pages), len(layouts), state.model.version_, archived,
+        )  # fmt: skip
+        self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=state.model)
 
     def _drawn_by_javascript(self, site: str, state: SiteState, page: dict[str, Any]) -> bool:
         """Whether a page the fast path gave up on is one whose article scripts draw: the
