@@ -90,11 +90,15 @@ def learned_way(note: str) -> str:
 
 
 def report(pages_csv: Path) -> None:
-    rows = [
+    every = [
         row
         for row in csv.DictReader(pages_csv.open(encoding="utf-8"))
         if row["dataset"] == "multi-era"
     ]
+    # The same pages for every method: the peers also run on the training pages, which
+    # ``learned`` never scores.
+    scored = {(r["site"], r["page_id"]) for r in every if r["method"] == "learned"}
+    rows = [r for r in every if (r["site"], r["page_id"]) in scored]
     by_site: dict[str, list[dict]] = collections.defaultdict(list)
     for row in rows:
         by_site[row["site"]].append(row)
@@ -133,7 +137,13 @@ def main() -> int:
     parser.add_argument(
         "--unseen-from", default="l3s-gn1", help="the dataset the cross-site model learns from"
     )
+    parser.add_argument(
+        "--report-only", action="store_true", help="print the table from an earlier run's results"
+    )
     args = parser.parse_args()
+    if args.report_only:
+        report(args.out / "evaluation" / "pages.csv")
+        return 0
     data = args.out / "data"
     merged_hosts = hosts_in_several(args.datasets)
     for host, sites in sorted(merged_hosts.items()):

@@ -128,3 +128,22 @@ def test_rules_pages_are_reported_by_the_way_they_went() -> None:
     assert split["rendered"]["pages"] == 1 and split["rendered"]["ms_per_page"] == 60.0
     table = rules_split_table({"d": split})
     assert "| d | fast path | 2 | 0.900 |" in table and "| 60.0 |" in table
+
+
+def test_with_train_pages_every_method_is_scored_on_the_same_pages() -> None:
+    from spidercrawl.evaluate.__main__ import same_pages_as_learned
+    from spidercrawl.evaluate.runner import PageRecord
+
+    records = [
+        PageRecord("d", "s", "003", "learned", f1=0.9),
+        PageRecord("d", "s", "003", "rules", f1=0.8),
+        PageRecord("d", "s", "001", "trafilatura", f1=1.0),  # a training page: left out
+        PageRecord("d", "s", "003", "trafilatura", f1=0.7),
+        PageRecord("d", "t", "001", "trafilatura", f1=1.0),  # a site not learned: left out
+    ]
+    kept = same_pages_as_learned(records)
+    assert [(r.site, r.page_id, r.method) for r in kept] == [
+        ("s", "003", "learned"), ("s", "003", "rules"), ("s", "003", "trafilatura"),
+    ]  # fmt: skip
+    peers_only = [r for r in records if r.method == "trafilatura"]
+    assert same_pages_as_learned(peers_only) == peers_only

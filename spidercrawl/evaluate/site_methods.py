@@ -45,6 +45,9 @@ from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.snapshot import SiteSnapshot
 
+# Methods that learn from some of a site's pages and score the rest.
+TRAIN_TEST_METHODS = frozenset({"learned", "rules"})
+
 logger = logging.getLogger(__name__)
 
 LEARNING_CURVE = (2, 5, 10, 20)

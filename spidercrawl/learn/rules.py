@@ -90,8 +90,15 @@ def consolidate(
     """Merge content paths (path -> characters) into rules that avoid the ``other`` paths.
 
     Paths are merged greedily within groups of equal length and equal tags; a merge is
-    kept when the characters of non-content blocks it would match stay under
-    ``max_false_share`` of the content characters it matches. Repeats until stable.
+    kept when the characters of non-content blocks it would newly match (beyond those its
+    two parts match already) stay under ``max_false_share`` of the content characters it
+    matches. Repeats until stable.
+
+    Counting only what a merge adds: paths of one page are never tested on their own, so
+    a paragraph labeled otherwise under the article's own path (bbc.co.uk's bold first
+    paragraph, a dropped role) was charged to every merge of two pages and never to the
+    pages apart. bbc.co.uk's rules stayed one per page (``text#<the page's URL>`` steps)
+    and matched no new page.
     """
     groups: dict[tuple[str, ...], list[tuple[Rule, int]]] = defaultdict(list)
     for path, chars in sorted(content.items(), key=lambda item: -item[1]):
@@ -103,26 +110,31 @@ def consolidate(
     rules: list[Rule] = []
     for names, members in groups.items():
         negatives = others.get(names, [])
-        merged = [[rule, chars] for rule, chars in members]
+
+        def covered(rule: Rule, negatives: list = negatives) -> frozenset[int]:
+            return frozenset(i for i, (path, _) in enumerate(negatives) if rule.covers(path))
+
+        merged = [[rule, chars, covered(rule)] for rule, chars in members]
         changed = True
         while changed:
             changed = False
             result: list[list] = []
-            for rule, chars in merged:
+            for rule, chars, matched in merged:
                 for slot in result:
                     candidate = slot[0].merge(rule)
                     if candidate is None:
                         continue
-                    false = sum(c for path, c in negatives if candidate.covers(path))
+                    taken = covered(candidate)
+                    false = sum(negatives[i][1] for i in taken - slot[2] - matched)
                     if false <= max_false_share * (slot[1] + chars):
                         changed = changed or candidate != slot[0]
-                        slot[0], slot[1] = candidate, slot[1] + chars
+                        slot[:] = [candidate, slot[1] + chars, taken]
                         break
                 else:
-                    result.append([rule, chars])
+                    result.append([rule, chars, matched])
             changed = changed or len(result) < len(merged)
             merged = result
-        rules.extend(rule for rule, _ in merged)
+        rules.extend(rule for rule, _, _ in merged)
     return rules
 
 
