@@ -138,12 +138,17 @@ def main() -> int:
         "--unseen-from", default="l3s-gn1", help="the dataset the cross-site model learns from"
     )
     parser.add_argument(
+        "--crawl-cache", type=Path, help="crawled pages of an earlier run, to crawl only once"
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="print the table from an earlier run's results"
     )
     args = parser.parse_args()
     if args.report_only:
         report(args.out / "evaluation" / "pages.csv")
         return 0
+    if not args.datasets.is_dir():
+        parser.error(f"no datasets at {args.datasets} (--datasets FOLDER)")
     data = args.out / "data"
     merged_hosts = hosts_in_several(args.datasets)
     for host, sites in sorted(merged_hosts.items()):
@@ -161,6 +166,8 @@ def main() -> int:
         "--methods", ",".join(METHODS), "--train-pages", str(args.train_pages),
         "--crawl-order", "--out", str(args.out / "evaluation"),
     ]  # fmt: skip
+    if args.crawl_cache:
+        command += ["--crawl-cache", str(args.crawl_cache)]
     print("$ " + " ".join(command[1:]))
     done = subprocess.run(command, cwd=REPO)
     if done.returncode:

@@ -7,7 +7,15 @@ import pytest
 
 from spidercrawl.capture.static import static_capture
 from spidercrawl.learn.model import MODEL_FORMAT, SiteModel
-from spidercrawl.learn.rules import ExtractionRules, Rule, Step, consolidate
+from spidercrawl.learn.rules import (
+    ExtractionRules,
+    Rule,
+    Step,
+    consolidate,
+    page_marks,
+    shorten,
+    without_page_marks,
+)
 from spidercrawl.learn.store import ModelStore
 
 
@@ -59,6 +67,48 @@ def test_a_rule_through_an_element_broken_markup_named_oddly_still_compiles() ->
     assert rule.xpath.startswith("//body/*[name()='ipt\"']/table")
     html = '<html><body><table><tr><td class="body">kept</td></tr></table></body></html>'
     assert parsel.Selector(text=html).xpath(rule.xpath).getall() == []  # compiles, no match
+
+
+def test_a_pages_own_ids_and_classes_are_dropped_from_its_content_paths() -> None:
+    # One training page of this template: its path would keep the post's id and tag.
+    post = path("div#page", "article#post-728.post.post-728.tag-japan", "div.entry-content", "p")
+    other = path("div#page", "article#post-9.post.post-9", "div.entry-content", "p")
+    marks = page_marks([[post], [other, path("div#page", "ul.menu", "li")]])
+    assert ("article", "#", "post-728") in marks and ("article", ".", "tag-japan") in marks
+    assert ("article", ".", "post") not in marks and ("div", "#", "page") not in marks
+    relaxed = without_page_marks({post: 800}, {}, marks)
+    assert [Rule(p).css for p in relaxed] == [
+        "body > div#page > article.post > div.entry-content > p"
+    ]
+    # Not when that would take in a non-content block the page's own path did not.
+    teaser = path("div#page", "article#post-5.post", "div.entry-content", "p")
+    assert list(without_page_marks({post: 800}, {teaser: 400}, marks)) == [post]
+    assert page_marks([[post]]) == set()  # one page: nothing to tell page from template
+
+
+def test_a_rule_keeps_only_the_tail_that_tells_content_from_the_rest() -> None:
+    wide = path("div#main", "div#primary", "article.post", "div.entry-content", "p")
+    rule = Rule(wide)
+    menu = path("div#main", "div#side", "div.widget", "p")
+    short = shorten(rule, {wide: 900}, {menu: 300})
+    assert not short.anchored and short.css == "body div.entry-content > p"
+    # The template moved the article into another column: the tail still finds it.
+    moved = path("div#main", "div.cf", "div#content", "article.post", "div.entry-content", "p")
+    assert short.covers(moved) and not rule.covers(moved)
+    html = (
+        "<html><body><div id='main'><div class='cf'><article class='post'>"
+        "<div class='entry-content'><p>kept</p></div></article></div>"
+        "<div class='widget'><p>not kept</p></div></div></body></html>"
+    )
+    assert parsel.Selector(text=html).xpath(short.xpath).getall() == ["<p>kept</p>"]
+    # A tail that would take in non-content is not taken: a longer one is.
+    footer = path("div#foot", "div.entry-content", "p")
+    assert shorten(rule, {wide: 900}, {footer: 300}).css == (
+        "body article.post > div.entry-content > p"
+    )
+    # None tells them apart: the whole rule stays, anchored below <body>.
+    twin = path("div#aside", "div#primary", "article.post", "div.entry-content", "p")
+    assert shorten(rule, {wide: 900}, {twin: 300}) == rule
 
 
 # --- a small handmade site: article paragraphs, a menu, a footer -------------------------------

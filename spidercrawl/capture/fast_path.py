@@ -9,6 +9,12 @@ metadata of its raw HTML (``capture_mode = "http"``, no blocks); a page that fai
 rules match nothing or too much, the text needs JavaScript, the template changed) is sent
 back to the browser, and its page item says why (``fast_path_rejected``).
 
+The render decision is learned with the model: where the rules did not find on the raw
+HTML of the training pages the article they found in the browser's DOM (scripts draw it;
+:attr:`ExtractionRules.render_reason`), every layout of the site needing the browser, the
+site is rendered directly and the log says why ("rendered directly, as the model ...
+decided when it was learned (...)"). It is made again whenever the model is relearned.
+
 Bad input: a page above ``FAST_PATH_MAX_BYTES`` (4 MB) or with more than
 ``FAST_PATH_MAX_ELEMENTS`` (25,000) elements goes to the browser, with the reason in the log
 and in its page item; markup that does not parse, likewise. A page whose declared charset
@@ -17,7 +23,7 @@ lies (UTF-8 declared, windows-1252 sent, or the reverse) is read by its bytes
 
 Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``,
 ``FAST_PATH_MAX_BYTES``, ``FAST_PATH_MAX_ELEMENTS``. Stats: ``spidercrawl/fast_path/accepted``,
-``.../rejected``, ``.../charset_corrected``.
+``.../rejected``, ``.../charset_corrected``, ``.../render_decision`` (sites rendered by it).
 """
 
 from __future__ import annotations
@@ -72,19 +78,30 @@ class FastPathMiddleware:
         logger.info("%s: fast path off for this crawl (%s)", site, reason)
 
     def model_changed(self, site: str, model: SiteModel | None) -> None:
-        self.models[site] = _with_usable_rules(model)
-        logger.info(
-            "%s: fast path %s",
-            site,
-            "on (plain HTTP + extraction rules)"
-            if self.models[site]
-            else "off (pages are rendered)",
-        )
+        self.models[site] = self._fast_path_model(site, model)
+        if self.models[site]:
+            logger.info("%s: fast path on (plain HTTP + extraction rules)", site)
+        elif not _render_reason(model):
+            logger.info("%s: fast path off (pages are rendered)", site)
 
     def _model_of(self, site: str) -> SiteModel | None:
         if site not in self.models:
-            self.models[site] = _with_usable_rules(self.store.load(site))
+            self.models[site] = self._fast_path_model(site, self.store.load(site))
         return self.models[site]
+
+    def _fast_path_model(self, site: str, model: SiteModel | None) -> SiteModel | None:
+        """``model`` if the fast path should use it: usable rules that held on the raw HTML
+        of its training pages (the render decision, learned with the model)."""
+        model = _with_usable_rules(model)
+        reason = _render_reason(model)
+        if reason:
+            self.crawler.stats.inc_value("spidercrawl/fast_path/render_decision")
+            logger.info(
+                "%s: rendered directly, as the model %s decided when it was learned (%s)",
+                site, model.version_, reason,
+            )  # fmt: skip
+            return None
+        return model
 
     def _site(self, request: Request) -> str:
         spider = self.crawler.spider
@@ -194,6 +211,12 @@ def _with_usable_rules(model: SiteModel | None) -> SiteModel | None:
     """``model`` if it has extraction rules the fast path can use, else None."""
     rules = getattr(model, "rules_", None)
     return model if rules is not None and rules.usable else None
+
+
+def _render_reason(model: SiteModel | None) -> str:
+    """Why the model's pages need the browser ("" when the fast path can take them)."""
+    rules = getattr(_with_usable_rules(model), "rules_", None)
+    return getattr(rules, "render_reason", "") if rules is not None else ""
 
 
 def _to_browser(request: Request, reason: str, raw_html: str | None = None) -> Request:

@@ -500,6 +500,9 @@ class SiteModel(BaseEstimator):
                     "pages": layout.training_["pages"],
                     "clustering": getattr(layout, "clustering_", None),
                     "container": path_css(layout.container_) if layout.container_ else None,
+                    "rules": len(layout.rules_.rules_),
+                    "raw_html": getattr(layout.rules_, "raw_html_", None),
+                    "render": layout.rules_.render_reason or None,
                 }
                 for layout in getattr(self, "layouts_", [])
             ],

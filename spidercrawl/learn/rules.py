@@ -46,40 +46,159 @@ from spidercrawl.document.structure import (
 from spidercrawl.learn.blocks import block_text
 from spidercrawl.learn.relevance import lcs_relevance
 from spidercrawl.learn.selectors import SelectorPath, Step, merge_paths, path_css
+from spidercrawl.text import tokenize
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A selector path from below ``<body>`` down to content blocks."""
+    """A selector path down to content blocks: from below ``<body>`` (``anchored``), or
+    its last steps only, wherever they are in the page (see :func:`shorten`)."""
 
     steps: SelectorPath
+    anchored: bool = True
 
     def covers(self, path: SelectorPath) -> bool:
-        return len(path) == len(self.steps) and all(
-            step.covers(other) for step, other in zip(self.steps, path, strict=True)
-        )
+        if self.anchored:
+            if len(path) != len(self.steps):
+                return False
+        elif len(path) < len(self.steps):
+            return False
+        tail = path[len(path) - len(self.steps) :]
+        return all(step.covers(other) for step, other in zip(self.steps, tail, strict=True))
 
     def merge(self, other: Rule) -> Rule | None:
+        if not (self.anchored and other.anchored):
+            return None
         merged = merge_paths([self.steps, other.steps])
         return None if merged is None else Rule(merged)
 
     @property
     def css(self) -> str:
-        return path_css(self.steps)
+        if self.anchored:
+            return path_css(self.steps)
+        return "body " + " > ".join(step.css() for step in self.steps)
 
     @property
     def xpath(self) -> str:
         """The rule as XPath from ``<body>``. A ``tbody`` step becomes optional: browsers
         insert it into tables, raw HTML often lacks it."""
-        parts = ["//body"]
+        parts = ["//body" if self.anchored else "//body/"]
         for step in self.steps:
             parts.append("/" if step.name == "tbody" and not step.id else "/" + step.xpath())
         return "".join(parts).replace("///", "//")
 
 
+# The render decision (:attr:`ExtractionRules.render_reason`): from at least this many
+# training pages with raw HTML, a layout whose rules hold on under this share of them is
+# rendered directly.
+MIN_RAW_HTML_PAGES = 2
+RAW_HTML_HOLD_SHARE = 0.5
+
+# A shortened rule keeps at least the block's step and its container's: where the block
+# sits, not only how it is styled (``p.para`` alone would take a sidebar's paragraphs of
+# the same style on a page whose article moved).
+MIN_TAIL_STEPS = 2
+
+
+def shorten(
+    rule: Rule,
+    content: Mapping[SelectorPath, int],
+    other: Mapping[SelectorPath, int],
+    max_false_share: float = 0.02,
+) -> Rule:
+    """The shortest tail of ``rule`` (at least ``MIN_TAIL_STEPS``, holding an id or a
+    class) that matches no more
+    non-content than the whole rule does on the training pages, beyond
+    ``max_false_share`` of the content characters the tail matches.
+
+    A rule from ``<body>`` down fails on a page whose wrappers differ above the article
+    (another section's sidebar column, a script's added ``div``, a dataset's wrapper):
+    washingtonpost.com's blog pages of one template, learned from its first 10 pages in
+    crawl order, put the article under ``div#main > div#primary`` on some pages and under
+    ``div#main > div.cf`` on others, and the later ones were all rendered ("no rule
+    matched"). The article's own end of the path (``article.post > div.entry-content >
+    p``) is what the template keeps."""
+    if not rule.anchored:
+        return rule
+    false = sum(chars for path, chars in other.items() if rule.covers(path))
+    for size in range(min(MIN_TAIL_STEPS, len(rule.steps)), len(rule.steps)):
+        steps = rule.steps[-size:]
+        if not any(step.id or step.classes for step in steps):
+            continue
+        tail = Rule(steps, anchored=False)
+        tail_true = sum(chars for path, chars in content.items() if tail.covers(path))
+        tail_false = sum(chars for path, chars in other.items() if tail.covers(path))
+        if tail_false - false <= max_false_share * tail_true:
+            return tail
+    return rule
+
+
 def page_paths(page: Mapping[str, Any]) -> list[SelectorPath]:
     """The selector path of every block of a page item, in block order."""
     return [tuple(Step.of(s) for s in raw.get("selector") or []) for raw in page.get("texts") or []]
+
+
+Mark = tuple[str, str, str]  # (tag, "#" or ".", the id or class)
+
+
+def page_marks(paths_of_pages: Sequence[Iterable[SelectorPath]]) -> set[Mark]:
+    """Ids and classes found on exactly one of several training pages: the page's own
+    (``article#post-728.post-728``, a wrapper whose id is the page's URL), not its
+    template's."""
+    if len(paths_of_pages) < 2:
+        return set()
+    pages_with: Counter[Mark] = Counter()
+    for paths in paths_of_pages:
+        marks: set[Mark] = set()
+        for path in paths:
+            for step in path:
+                if step.id:
+                    marks.add((step.name, "#", step.id))
+                marks.update((step.name, ".", c) for c in step.classes)
+        pages_with.update(marks)
+    return {mark for mark, count in pages_with.items() if count == 1}
+
+
+def without_page_marks(
+    content: Mapping[SelectorPath, int],
+    other: Mapping[SelectorPath, int],
+    marks: set[Mark],
+    max_false_share: float = 0.02,
+) -> Counter[SelectorPath]:
+    """Content paths (path -> characters) with their page's own ids and classes dropped,
+    unless that makes a path match new non-content blocks worth over ``max_false_share``
+    of its characters.
+
+    A template seen on one training page only never merged, so its rule kept that page's
+    ids and matched no other page: washingtonpost.com's blog template, learned from its
+    first 10 pages in crawl order, sent 11 of 16 later pages to the browser ("no rule
+    matched")."""
+    if not marks:
+        return Counter(content)
+    others: dict[tuple[str, ...], list[tuple[SelectorPath, int]]] = defaultdict(list)
+    for path, chars in other.items():
+        others[tuple(step.name for step in path)].append((path, chars))
+    relaxed: Counter[SelectorPath] = Counter()
+    for path, chars in content.items():
+        general = tuple(
+            Step(
+                step.name,
+                "" if (step.name, "#", step.id) in marks else step.id,
+                frozenset(c for c in step.classes if (step.name, ".", c) not in marks),
+            )
+            for step in path
+        )
+        if general != path:
+            rule = Rule(general)
+            names = tuple(step.name for step in path)
+            exact = Rule(path)
+            false = sum(
+                c for p, c in others.get(names, []) if rule.covers(p) and not exact.covers(p)
+            )
+            if false > max_false_share * chars:
+                general = path
+        relaxed[general] += chars
+    return relaxed
 
 
 def consolidate(
@@ -188,11 +307,16 @@ class ExtractionRules:
     """
 
     def __init__(
-        self, min_precision: float = 0.95, max_false_share: float = 0.02, min_recall: float = 0.8
+        self,
+        min_precision: float = 0.95,
+        max_false_share: float = 0.02,
+        min_recall: float = 0.8,
+        shorten: bool = True,
     ) -> None:
         self.min_precision = min_precision
         self.max_false_share = max_false_share
         self.min_recall = min_recall
+        self.shorten = shorten
 
     def fit(
         self, pages: Sequence[Mapping[str, Any]], content: Iterable[tuple[int, int]]
@@ -201,14 +325,24 @@ class ExtractionRules:
         chosen = set(content)
         positives: Counter[SelectorPath] = Counter()
         negatives: Counter[SelectorPath] = Counter()
+        paths_of_pages = []
         for number, page in enumerate(pages):
-            for index, (path, raw) in enumerate(
-                zip(page_paths(page), page.get("texts") or [], strict=True)
-            ):
+            paths = page_paths(page)
+            paths_of_pages.append(paths)
+            for index, (path, raw) in enumerate(zip(paths, page.get("texts") or [], strict=True)):
                 chars = len(block_text(raw.get("text")))
                 if chars and path:
                     (positives if (number, index) in chosen else negatives)[path] += chars
+        positives = without_page_marks(
+            positives, negatives, page_marks(paths_of_pages), self.max_false_share
+        )
         candidates = consolidate(positives, negatives, self.max_false_share)
+        if self.shorten:
+            candidates = list(
+                dict.fromkeys(
+                    shorten(rule, positives, negatives, self.max_false_share) for rule in candidates
+                )
+            )
         self.rules_: list[Rule] = []
         self.rule_stats_: list[dict[str, Any]] = []
         total_content = sum(positives.values()) or 1
@@ -233,6 +367,7 @@ class ExtractionRules:
             sum(positives[p] for p in covered) + wrong, 1
         )
         self._fit_check(pages)
+        self._fit_raw_html(pages)
         return self
 
     @property
@@ -305,6 +440,42 @@ class ExtractionRules:
             else 0.0,
         }
 
+    def _fit_raw_html(self, pages: Sequence[Mapping[str, Any]]) -> None:
+        """On the training pages that carry both, whether the rules find in the raw HTML
+        (what the fast path fetches) the article they find in the browser's DOM.
+
+        The rules are learned from the DOM; the raw HTML can lack the article (a script
+        draws it) or the wrappers the rules go through (the browser adds ``tbody``, scripts
+        add wrappers and classes). Where they do not hold, the fast path would fetch every
+        page twice for nothing: :attr:`render_reason` says so and the crawl renders the
+        layout's pages directly."""
+        tried = held = 0
+        for page in pages:
+            raw, rendered = page.get("raw_html"), page.get("rendered_html")
+            if not raw or not rendered or not self.rules_:
+                continue
+            in_dom = self.extract(rendered)
+            if not in_dom.text:
+                continue
+            tried += 1
+            in_raw = self.extract(raw)
+            if self.check(in_raw).ok and _same_words(in_raw.text, in_dom.text):
+                held += 1
+        self.raw_html_ = {"pages": tried, "held": held}
+
+    @property
+    def render_reason(self) -> str:
+        """Why this layout's pages should be rendered with no plain fetch first ("" when
+        its rules hold on raw HTML, or when no training page told)."""
+        raw = getattr(self, "raw_html_", None) or {}
+        tried, held = raw.get("pages", 0), raw.get("held", 0)
+        if tried < MIN_RAW_HTML_PAGES or held >= RAW_HTML_HOLD_SHARE * tried:
+            return ""
+        return (
+            f"the rules found the article in the raw HTML of {held} of {tried} training "
+            f"pages, in the browser's DOM of all {tried}: scripts draw it"
+        )
+
     def check(self, result: RuleExtraction, reference: str = "") -> RuleCheck:
         """Whether ``result`` looks like this site's articles; the reason when it does not."""
         limits = self.check_
@@ -339,7 +510,17 @@ class ExtractionRules:
             "recall": round(self.recall_, 4),
             "usable": self.usable,
             "check": self.check_,
+            "raw_html": getattr(self, "raw_html_", None),
+            "render": self.render_reason or None,
         }
+
+
+def _same_words(text: str, reference: str, share: float = 0.8) -> bool:
+    """Whether ``text`` holds at least ``share`` of ``reference``'s words (as a multiset)."""
+    wanted = Counter(tokenize(reference))
+    found = Counter(tokenize(text))
+    total = sum(wanted.values())
+    return total == 0 or sum((wanted & found).values()) >= share * total
 
 
 @functools.lru_cache(maxsize=4096)
@@ -410,6 +591,18 @@ class LayoutRules:
     def usable(self) -> bool:
         return bool(self.layouts)
 
+    @property
+    def render_reason(self) -> str:
+        """Why the site's pages should be rendered directly: every usable layout's rules
+        failed on the raw HTML of its training pages ("" when one layout's held). A page of
+        a layout that needs the browser while others do not is fetched plainly first, like
+        any page the rules do not fit, and the learning pipeline does not take it for
+        drift."""
+        reasons = [rules.render_reason for rules in self.layouts]
+        if not reasons or not all(reasons):
+            return ""
+        return reasons[0] if len(reasons) == 1 else f"all {len(reasons)} layouts: {reasons[0]}"
+
     def extract(
         self, html: str | bytes | lxml.html.HtmlElement, content_type: str | None = None
     ) -> RuleExtraction:
@@ -445,4 +638,5 @@ class LayoutRules:
             "recall": round(self.recall_, 4),
             "usable": self.usable,
             "check": self.check_,
+            "render": self.render_reason or None,
         }
