@@ -173,11 +173,13 @@ def recrawls(tmp_path_factory, chromium_path):
         # Pages asked for conditionally: only the changed one is fetched whole.
         third = crawl_articles(server.base_url, root / "third.jsonl", root / "models", *settings)
         third.not_modified = server.not_modified  # type: ignore[attr-defined]
-    return root, first, second, third
+        # Nothing changed since: every page is answered 304.
+        fourth = crawl_articles(server.base_url, root / "fourth.jsonl", root / "models", *settings)
+    return root, first, second, third, fourth
 
 
 def test_a_second_crawl_of_an_unchanged_site_yields_nothing_new(recrawls) -> None:
-    _, first, second, _ = recrawls
+    _, first, second, _, _ = recrawls
     assert first.returncode == 0 and second.returncode == 0, second.log[-3000:]
     assert len(first.items) == 30 and {i["update"] for i in first.items} == {"new"}
     assert second.items == []
@@ -185,13 +187,20 @@ def test_a_second_crawl_of_an_unchanged_site_yields_nothing_new(recrawls) -> Non
 
 
 def test_a_changed_page_yields_one_updated_item(recrawls) -> None:
-    _, _, _, third = recrawls
+    _, _, _, third, _ = recrawls
     assert third.returncode == 0, third.log[-3000:]
     assert [item["update"] for item in third.items] == ["changed"]
     assert "A late correction." in third.items[0]["text"]
     # The 29 unchanged pages were not fetched whole, rendered or extracted: HTTP 304.
     assert third.not_modified == 29
     assert "1 changed, 0 unchanged, 0 duplicates, 29 not modified (HTTP 304)" in third.log
+
+
+def test_a_site_that_answers_every_page_304_is_no_error(recrawls) -> None:
+    fourth = recrawls[4]
+    assert fourth.returncode == 0 and fourth.items == [], fourth.log[-3000:]
+    assert "0 new, 0 changed, 0 unchanged, 0 duplicates, 30 not modified (HTTP 304)" in (fourth.log)
+    assert "could be rendered" not in fourth.log and "ERROR" not in fourth.log
 
 
 def test_the_json_feed_is_valid_and_holds_every_article(recrawls) -> None:

@@ -230,6 +230,9 @@ def _score_fast_path(
         if rules is None or not rules.usable:
             records += _score_with(job, model, [page_id], note or "no usable rules")
             continue
+        if rules.render_reason:  # as a crawl does: the model decided its pages need the browser
+            records += _score_with(job, model, [page_id], "rendered: the model's render decision")
+            continue
         started = time.perf_counter()
         raw_html, _ = decode_html(snapshot.page_bytes(page_id))
         result = rules.extract(raw_html)

@@ -78,6 +78,8 @@ def _less_template(blocks: Sequence[Block], chosen: set[int], model: SiteModel) 
 # template (measured, learned mean of datasets over the 141 dataset sites: 0.9507 -> 0.9526,
 # the same for any share from 0.1 to 0.3; l3s-gn1 guardian.co.uk and sfgate.com print views).
 MIN_FAMILIAR_SHARE = 0.2
+# The note of a page extracted as unseen because no layout of the model knows it.
+UNFAMILIAR = "is in a layout the model knows"
 
 
 class LearnedArticle(NamedTuple):
@@ -108,7 +110,7 @@ def learned_extraction(
     if unseen is not None and familiarity < MIN_FAMILIAR_SHARE:
         cross_site = unseen_fallback(page, model, blocks, unseen)
         if cross_site.text:
-            reason = f"only {familiarity:.0%} of the page's text is in a layout the model knows"
+            reason = f"only {familiarity:.0%} of the page's text {UNFAMILIAR}"
             return LearnedArticle(cross_site, "learned+unseen", reason)
     enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
     extraction = model.extract_blocks(blocks)

@@ -13,8 +13,10 @@ path of each block, tags with ids and classes, weighted by the block's character
 article's paragraphs dominate, the shared header and footer weigh little). Two pages'
 similarity is the weighted Jaccard of their signatures; pages are grouped by average
 linkage until groups are less similar than ``LAYOUT_SIMILARITY``. Groups of fewer than
-``min_pages`` pages join the group they are most similar to; with fewer than two groups
-left the site has one layout, and everything is learned as before.
+``min_pages`` pages join the group they are most similar to. With one group left that
+holds at least half the pages, it alone is learned (the strays come again later, see
+:mod:`spidercrawl.pipelines.learning`); with none, the site has one layout and everything
+is learned as before.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def group_layouts(
     threshold: float = LAYOUT_SIMILARITY,
 ) -> list[list[int]]:
     """The site's pages (by index) grouped by layout, largest group first; one group when
-    the site has one layout (or too few pages to tell)."""
+    the site has one layout (or too few pages to tell), which can leave out pages of
+    templates too rare to learn."""
     everything = [list(range(len(pages)))]
     if len(pages) < 2 * min_pages:
         return everything
@@ -92,6 +95,13 @@ def group_layouts(
     ).fit_predict(1.0 - matrix)
     groups = [list(np.flatnonzero(labels == label)) for label in sorted(set(labels.tolist()))]
     big = [g for g in groups if len(g) >= min_pages]
+    if len(big) == 1 and 2 * len(big[0]) >= len(pages) and len(big[0]) < len(pages):
+        # One template and a few pages of others, each too few to learn: the template is
+        # learned alone, and the strays are left to come again (LEARN_MIN_PAGES of pages
+        # no layout fits make a new layout). Learned with them, the template's labels and
+        # rules took in their blocks too (the demo of four layouts: its story pages lost
+        # their sub-headings and quotes, F1 0.88).
+        return [sorted(int(i) for i in big[0])]
     if len(big) < 2:
         return everything
     for small in (g for g in groups if len(g) < min_pages):  # joins its nearest layout

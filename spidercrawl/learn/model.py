@@ -306,6 +306,13 @@ class SiteModel(BaseEstimator):
             groups = group_layouts(pages)
             if len(groups) > 1 and self._fit_layouts(pages, groups):
                 return [], np.zeros(0, dtype=bool)
+            if len(groups) == 1 and len(groups[0]) < len(pages):
+                logger.info(
+                    "%d of %d training pages are of templates too rare to learn yet: "
+                    "learned from the other %d",
+                    len(pages) - len(groups[0]), len(pages), len(groups[0]),
+                )  # fmt: skip
+                pages = [pages[i] for i in groups[0]]
         started = time.perf_counter()
         blocks, labels = self.auto_label(pages)
         self.fit_labeled(blocks, labels, pages=len(pages), started=started)

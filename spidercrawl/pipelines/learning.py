@@ -21,12 +21,15 @@ Rendered pages that are not articles (home, section, tag pages; see
 Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.capture.fast_path`) are
 cut by the model's extraction rules (``method: rules``).
 
-Template drift: of the last ``DRIFT_WINDOW`` pages of a site with a model, the pipeline
-counts those the model did not fit (the fast path gave them up, the page's layout is not
-one the model knows, or the classifier found almost nothing). When that share reaches
+Template drift: of the last ``DRIFT_WINDOW`` pages of a site with a model that route to
+one of its layouts, the pipeline counts those the model did not fit (the fast path gave
+them up, or the classifier found almost nothing). When that share reaches
 ``DRIFT_MAX_FAILURE_SHARE``, the site changed its template: the model in use is archived as
 a dated version, the fast path stops for the site, and a new model is learned from the
-recent rendered pages plus the next ones.
+recent rendered pages plus the next ones. Pages that route to no layout (their text is
+not in tag paths any layout knows) are not drift: a layout the site added, or one the
+training pages missed. They are collected, and ``LEARN_MIN_PAGES`` of them make a new
+layout beside the others (with Redis, or with ``LEARN_LAYOUTS`` off, they count as drift).
 
 Settings (defaults in ``spidercrawl/settings.py``): ``LEARN_ENABLED``, ``LEARN_MIN_PAGES``,
 ``LEARN_MIN_PAGES_AT_END``, ``MODELS_DIR``, ``MODEL_VERSIONS_KEPT``, ``LEARN_SIMILARITY``,
@@ -52,7 +55,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
 from spidercrawl.document.page import first_description
-from spidercrawl.extract.article import cold_start_extraction, learned_extraction
+from spidercrawl.extract.article import UNFAMILIAR, cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.extract.metadata import SiteTitles
@@ -69,6 +72,7 @@ logger = logging.getLogger(__name__)
 # Methods by which a site model extracted a page itself (its layouts fit the page).
 FITTED_METHODS = frozenset({"rules", "learned", "learned+consensus"})
 JS_PAGES_TO_RENDER_DIRECTLY = 3  # pages drawn by JavaScript before the fast path stops trying
+NEW_LAYOUT_TRIES = 3  # per site and crawl: then pages of no layout stay pages never seen
 SHARED_MODEL_CHECK_EVERY = 10  # watchdog ticks (seconds) between looks for a newer model
 
 
@@ -88,6 +92,7 @@ class SiteState:
     relearning_from: list[dict[str, Any]] = field(default_factory=list)
     titles: SiteTitles = field(default_factory=SiteTitles)  # learns the site's own name
     drawn_by_javascript: int = 0  # pages whose article only the browser's DOM holds
+    layouts_not_learned: int = 0  # new layouts tried and given up (NEW_LAYOUT_TRIES)
     outgrown: str = ""  # the version drift retired (not to be taken back from Redis)
     before_drift: SiteModel | None = None  # its layouts join the model learned after drift
     waiting_for_other: bool = False  # with Redis: another worker holds the learning lock
@@ -411,6 +416,14 @@ class SiteLearningPipeline:
         if rejected and self._drawn_by_javascript(site, state, page):
             rejected = False  # the template holds: the browser is needed, not a new model
         fitted = article["method"] in FITTED_METHODS and not rejected
+        if not fitted and self._of_no_layout(article):
+            # A page of no layout the model knows: a new layout appearing, not drift.
+            self.crawler.stats.inc_value("spidercrawl/learn/pages_of_no_layout")
+            if page.get("texts"):
+                state.misfits.append(page)
+            if len(state.misfits) >= self.min_pages:
+                self._learn_new_layout(site, state)
+            return
         state.fits.append(fitted)
         if not fitted and page.get("texts"):
             state.misfits.append(page)
@@ -441,6 +454,18 @@ class SiteLearningPipeline:
         elif len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, "the template changed")
 
+    def _of_no_layout(self, article: ArticleItem) -> bool:
+        """Whether the article is of a page that routes to none of the model's layouts
+        (extracted as a site never seen). Such pages are collected into a new layout and
+        do not count as drift, unless layouts are off or the model is shared on Redis
+        (where drift relearns the whole site)."""
+        return (
+            bool(self.model_params["layouts"])
+            and self.shared is None
+            and article["method"] == "learned+unseen"
+            and UNFAMILIAR in (article.get("method_note") or "")
+        )
+
     def _learn_new_layout(self, site: str, state: SiteState) -> None:
         """``LEARN_MIN_PAGES`` recent pages fitted no layout, though most pages still fit:
         a layout of the site's that the training pages missed (a section, a blog, an old
@@ -451,6 +476,8 @@ class SiteLearningPipeline:
         state.misfits.clear()
         if model is None or not self.model_params["layouts"] or self.shared is not None:
             return  # one layout per site (LEARN_LAYOUTS off); with Redis drift relearns
+        if state.layouts_not_learned >= NEW_LAYOUT_TRIES:
+            return  # pages that share no layout: said once, not learned again and again
         layouts = getattr(model, "layouts_", None) or [model]
         if len(layouts) >= MAX_LAYOUTS:
             logger.info(
@@ -466,6 +493,7 @@ class SiteLearningPipeline:
                 "%s: %d pages fit none of the model's layouts; no layout can be learned from "
                 "them (%s: %s)", site, len(pages), type(error).__name__, error,
             )  # fmt: skip
+            self._layout_not_learned(site, state)
             return
         fitted = sum(learned_extraction(page, layout)[1] == "learned" for page in pages)
         if fitted < len(pages) / 2:
@@ -474,6 +502,7 @@ class SiteLearningPipeline:
                 "(a layout learned from them fits %d); they stay pages of a site never seen",
                 site, len(pages), fitted,
             )  # fmt: skip
+            self._layout_not_learned(site, state)
             return
         archived = self.store.archive(site)
         state.model = model.with_layout(layout)
@@ -486,6 +515,15 @@ class SiteLearningPipeline:
             site, len(pages), len(layouts), state.model.version_, archived,
         )  # fmt: skip
         self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=state.model)
+
+    def _layout_not_learned(self, site: str, state: SiteState) -> None:
+        state.layouts_not_learned += 1
+        if state.layouts_not_learned == NEW_LAYOUT_TRIES:
+            logger.info(
+                "%s: %d tries to learn a layout from pages of no known layout failed; "
+                "until the next crawl such pages are extracted as pages of a site never seen",
+                site, NEW_LAYOUT_TRIES,
+            )  # fmt: skip
 
     def _drawn_by_javascript(self, site: str, state: SiteState, page: dict[str, Any]) -> bool:
         """Whether a page the fast path gave up on is one whose article scripts draw: the

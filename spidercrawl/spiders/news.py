@@ -500,12 +500,14 @@ class NewsSpider(scrapy.Spider):
                 target.name, target.rendered, target.fast_path, target.failed,
                 target.raw_fallback, target.scheduled, verdicts, reason,
             )  # fmt: skip
+            # An unchanged site answers every page 304: nothing to render, all is well.
+            unchanged = stats.get_value(f"spidercrawl/site/{target.name}/not_modified", 0)
             if target.home_failed and not target.done and not target.scheduled:
                 logger.error(
                     "%s: nothing crawled: its home page failed (%s)",
                     target.name, target.home_failed,
                 )  # fmt: skip
-            elif not target.rendered and not target.fast_path and target.scheduled:
+            elif not target.rendered and not target.fast_path and target.scheduled > unchanged:
                 logger.error(
                     "No page of %s could be rendered: is Chromium installed and the site "
                     "reachable?",

@@ -1,0 +1,157 @@
+"""A site of four layouts, crawled as a schedule would: learned, crawled again, per layout.
+
+    python benchmarks/multi_layout_crawl.py [--out /tmp/multi-layout]
+
+Builds the demo of four layouts mixed in crawl order (``tools/build_layouts_site.py``:
+the current template, an archive in the template before a redesign, live blogs and
+galleries; 60 pages), serves it on 127.0.0.1 and runs ``scrapy crawl news`` four times:
+
+1. ``learn``: no model yet; the site is learned from its first pages, and pages of no
+   known layout are collected into new layouts (incremental delivery on).
+2. ``again``: the same pages with the saved model (incremental delivery off, so that every
+   page becomes an article): how many took the fast path, per layout, and F1 against the
+   gold text.
+3. ``rendered``: the same, with ``FAST_PATH_ENABLED=False`` (every page in Chromium).
+4. ``unchanged``: incremental delivery on, against the state of crawl 1: an unchanged
+   site must deliver no article.
+
+Prints per layout: pages, pages by the fast path in crawl 2, F1 of crawls 1 and 2; then
+relearns (template drift), new layouts, the model's layouts, articles/s of crawls 2 and 3
+(articles over Scrapy's ``elapsed_time_seconds``) and what crawl 4 delivered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tools"))
+
+from build_layouts_site import build  # noqa: E402
+
+from spidercrawl.evaluate.metrics import score_text  # noqa: E402
+from spidercrawl.runner import PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
+from spidercrawl.serve import serving  # noqa: E402
+
+HOST = "harbourtimes.example"
+
+
+def crawl(base_url: str, out: Path, work: Path, **settings: object) -> dict:
+    """One ``scrapy crawl news``; its items, log and Scrapy's elapsed time."""
+    command = crawl_command(
+        HOST,
+        base_url,
+        out,
+        settings={
+            "LOG_LEVEL": "INFO",
+            "MODELS_DIR": str(work / "models"),
+            "STATE_DIR": str(work / "state"),
+            "JSONFEED_PATH": str(work / "feeds" / "%(site)s.json"),
+            **settings,
+        },
+    )
+    log_path = out.with_suffix(".log")
+    with log_path.open("w") as log:
+        done = subprocess.run(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
+    log_text = log_path.read_text()
+    elapsed = re.search(r"'elapsed_time_seconds': ([\d.]+)", log_text)
+    return {
+        "items": read_jsonl(out) if out.exists() else [],
+        "log": log_text,
+        "seconds": float(elapsed.group(1)) if elapsed else float("nan"),
+        "returncode": done.returncode,
+    }
+
+
+def page_ids(site: Path) -> dict[str, str]:
+    """URL path -> page ID, from the snapshot's index."""
+    ids = {}
+    for line in (site / "index.tsv").read_text("utf-8").splitlines():
+        page_id, url = line.split("\t")
+        ids[urlsplit(url).path] = page_id
+    return ids
+
+
+def f1_by_page(items: list[dict], site: Path, ids: dict[str, str]) -> dict[str, float]:
+    scores = {}
+    for item in items:
+        page_id = ids.get(urlsplit(item["url"]).path)
+        if page_id:
+            gold = (site / "gold" / f"{page_id}.txt").read_text("utf-8")
+            scores[page_id] = score_text(item.get("text") or "", gold, with_difflib=False).f1
+    return scores
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("/tmp/multi-layout"))
+    args = parser.parse_args()
+    shutil.rmtree(args.out, ignore_errors=True)
+    site = build(args.out / "site")
+    layouts = json.loads((site / "layouts.json").read_text("utf-8"))
+    ids = page_ids(site)
+    runs = {}
+    with serving(site) as server:
+        for name, settings in (
+            ("learn", {}),
+            ("again", {"INCREMENTAL_ENABLED": 0}),
+            ("rendered", {"INCREMENTAL_ENABLED": 0, "FAST_PATH_ENABLED": False}),
+            ("unchanged", {}),
+        ):
+            runs[name] = crawl(server.base_url, args.out / f"{name}.jsonl", args.out, **settings)
+            run = runs[name]
+            print(f"crawl {name}: {len(run['items'])} articles in {run['seconds']:.1f} s "
+                  f"(exit {run['returncode']})", flush=True)  # fmt: skip
+
+    f1 = {name: f1_by_page(runs[name]["items"], site, ids) for name in ("learn", "again")}
+    fast = {
+        ids.get(urlsplit(item["url"]).path)
+        for item in runs["again"]["items"]
+        if item["method"] == "rules"
+    }
+    print("\n| layout | pages | crawl 2: fast path | F1 crawl 1 | F1 crawl 2 |")
+    print("|---|---|---|---|---|")
+    for layout in [*dict.fromkeys(layouts.values()), "all"]:
+        pages = [p for p, kind in layouts.items() if layout in (kind, "all")]
+        cells = [layout, str(len(pages)), f"{sum(p in fast for p in pages)} of {len(pages)}"]
+        for name in ("learn", "again"):
+            scores = [f1[name].get(p, 0.0) for p in pages]  # no article counts as 0
+            cells.append(f"{statistics.fmean(scores):.3f}")
+        print("| " + " | ".join(cells) + " |")
+
+    logs = "".join(run["log"] for run in runs.values())
+    model = json.loads((args.out / "models" / HOST / "model.json").read_text("utf-8"))
+    model_layouts = model.get("layouts") or [model["training"]]
+    print(f"\nrelearns (template drift): {logs.count('no longer fits the site')}")
+    print(f"new layouts learned from pages no layout fitted: "
+          f"{logs.count('learned a new layout')}")  # fmt: skip
+    print(f"the model's layouts: {len(model_layouts)}, training pages "
+          f"{[layout['pages'] for layout in model_layouts]}, render decisions "
+          f"{[layout.get('render') for layout in model.get('layouts') or []]}")  # fmt: skip
+    again, rendered = runs["again"], runs["rendered"]
+    fast_rate = len(again["items"]) / again["seconds"]
+    render_rate = len(rendered["items"]) / rendered["seconds"]
+    print(f"articles/s: crawl 2 {fast_rate:.1f}, rendered {render_rate:.1f} "
+          f"({fast_rate / render_rate:.1f} times)")  # fmt: skip
+    verdicts = dict(
+        re.findall(
+            r"'spidercrawl/incremental/(new|changed|unchanged|duplicate)': (\d+)",
+            runs["unchanged"]["log"],
+        )
+    )
+    print(f"crawl 4 (unchanged site): {len(runs['unchanged']['items'])} articles delivered; "
+          f"verdicts {verdicts}")  # fmt: skip
+    return 0 if all(run["returncode"] == 0 for run in runs.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
