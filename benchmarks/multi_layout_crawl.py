@@ -1,6 +1,6 @@
 """A site of four layouts, crawled as a schedule would: learned, crawled again, per layout.
 
-    python benchmarks/multi_layout_crawl.py [--out /tmp/multi-layout]
+    python benchmarks/multi_layout_crawl.py [--out /tmp/multi-layout] [--pages 60]
 
 Builds the demo of four layouts mixed in crawl order (``tools/build_layouts_site.py``:
 the current template, an archive in the template before a redesign, live blogs and
@@ -15,9 +15,11 @@ galleries; 60 pages), serves it on 127.0.0.1 and runs ``scrapy crawl news`` four
 4. ``unchanged``: incremental delivery on, against the state of crawl 1: an unchanged
    site must deliver no article.
 
-Prints per layout: pages, pages by the fast path in crawl 2, F1 of crawls 1 and 2; then
-relearns (template drift), new layouts, the model's layouts, articles/s of crawls 2 and 3
-(articles over Scrapy's ``elapsed_time_seconds``) and what crawl 4 delivered.
+With ``--site SNAPSHOT`` an existing site snapshot is crawled instead (rows per dataset
+of origin for the multi-era sites of ``multi_era.py``). Prints per layout: pages, pages by
+the fast path in crawl 2, F1 of crawls 1 and 2; then relearns (template drift), new
+layouts, the model's layouts, articles/s of crawls 2 and 3 (articles over Scrapy's
+``elapsed_time_seconds``) and what crawl 4 delivered.
 """
 
 from __future__ import annotations
@@ -42,13 +44,11 @@ from spidercrawl.evaluate.metrics import score_text  # noqa: E402
 from spidercrawl.runner import PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
 
-HOST = "harbourtimes.example"
 
-
-def crawl(base_url: str, out: Path, work: Path, **settings: object) -> dict:
+def crawl(host: str, base_url: str, out: Path, work: Path, **settings: object) -> dict:
     """One ``scrapy crawl news``; its items, log and Scrapy's elapsed time."""
     command = crawl_command(
-        HOST,
+        host,
         base_url,
         out,
         settings={
@@ -70,6 +70,20 @@ def crawl(base_url: str, out: Path, work: Path, **settings: object) -> dict:
         "seconds": float(elapsed.group(1)) if elapsed else float("nan"),
         "returncode": done.returncode,
     }
+
+
+def kinds(site: Path) -> dict[str, str]:
+    """Page ID -> its layout (``layouts.json`` of the built demo), or the dataset it came
+    from (``sources.tsv`` of a multi-era site), or one kind for all."""
+    if (site / "layouts.json").exists():
+        return json.loads((site / "layouts.json").read_text("utf-8"))
+    ids = [line.split("\t")[0] for line in (site / "index.tsv").read_text().splitlines()]
+    kind = dict.fromkeys(ids, "pages")
+    if (site / "sources.tsv").exists():
+        for line in (site / "sources.tsv").read_text("utf-8").splitlines():
+            page_id, source = line.split("\t")[:2]
+            kind[page_id] = source.split("/")[0]
+    return kind
 
 
 def page_ids(site: Path) -> dict[str, str]:
@@ -94,10 +108,16 @@ def f1_by_page(items: list[dict], site: Path, ids: dict[str, str]) -> dict[str, 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("/tmp/multi-layout"))
+    parser.add_argument("--pages", type=int, default=60, help="pages of the site (60)")
+    parser.add_argument(
+        "--site", type=Path, help="crawl this site snapshot (HOST/ with gold/) instead"
+    )
     args = parser.parse_args()
     shutil.rmtree(args.out, ignore_errors=True)
-    site = build(args.out / "site")
-    layouts = json.loads((site / "layouts.json").read_text("utf-8"))
+    args.out.mkdir(parents=True)
+    site = args.site.resolve() if args.site else build(args.out / "site", args.pages)
+    host = site.name
+    layouts = kinds(site)
     ids = page_ids(site)
     runs = {}
     with serving(site) as server:
@@ -107,7 +127,9 @@ def main() -> int:
             ("rendered", {"INCREMENTAL_ENABLED": 0, "FAST_PATH_ENABLED": False}),
             ("unchanged", {}),
         ):
-            runs[name] = crawl(server.base_url, args.out / f"{name}.jsonl", args.out, **settings)
+            runs[name] = crawl(
+                host, server.base_url, args.out / f"{name}.jsonl", args.out, **settings
+            )
             run = runs[name]
             print(f"crawl {name}: {len(run['items'])} articles in {run['seconds']:.1f} s "
                   f"(exit {run['returncode']})", flush=True)  # fmt: skip
@@ -129,7 +151,7 @@ def main() -> int:
         print("| " + " | ".join(cells) + " |")
 
     logs = "".join(run["log"] for run in runs.values())
-    model = json.loads((args.out / "models" / HOST / "model.json").read_text("utf-8"))
+    model = json.loads((args.out / "models" / host / "model.json").read_text("utf-8"))
     model_layouts = model.get("layouts") or [model["training"]]
     print(f"\nrelearns (template drift): {logs.count('no longer fits the site')}")
     print(f"new layouts learned from pages no layout fitted: "

@@ -239,3 +239,36 @@ def test_a_model_from_an_older_spidercrawl_is_learned_again(tmp_path) -> None:
     model.format_ = MODEL_FORMAT - 1  # before extraction rules existed
     store.save("old.example", model)
     assert store.load("old.example") is None
+
+
+def test_rules_saved_before_tails_and_the_render_decision_still_work(rules) -> None:
+    import pickle
+
+    from spidercrawl.learn.rules import LayoutRules
+
+    old = pickle.loads(pickle.dumps(rules))
+    # As an older spidercrawl pickled them: no render decision, rules without `anchored`.
+    del old.raw_html_, old.shorten
+    for rule in old.rules_:
+        object.__delattr__(rule, "anchored")
+    old = pickle.loads(pickle.dumps(old))
+    assert all(rule.anchored for rule in old.rules_)  # the class default: from <body> down
+    assert old.render_reason == "" and old.summary()["render"] is None
+    result = old.extract(page_html(42))
+    assert "story 42" in result.text and old.check(result).ok
+    both = LayoutRules([old, rules])
+    assert both.render_reason == "" and both.check(both.extract(page_html(43))).ok
+
+
+def test_rules_that_miss_the_article_in_raw_html_decide_to_render() -> None:
+    content = [(p, i) for p in range(4) for i in (2, 3, 4)]
+    served = [page_item(n) | {"raw_html": page_html(n)} for n in range(4)]
+    assert ExtractionRules().fit(served, content).render_reason == ""
+    # A script writes the story: the HTML as served has an empty article.
+    drawn = [page_item(n) | {"raw_html": page_html(n, paragraphs=0)} for n in range(4)]
+    fitted = ExtractionRules().fit(drawn, content)
+    assert fitted.raw_html_ == {"pages": 4, "held": 0}
+    assert "raw HTML of 0 of 4 training pages" in fitted.render_reason
+    assert fitted.summary()["render"] == fitted.render_reason
+    # Without raw HTML (an older crawl's pages) nothing is decided.
+    assert ExtractionRules().fit([page_item(n) for n in range(4)], content).render_reason == ""

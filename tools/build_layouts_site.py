@@ -1,11 +1,11 @@
 """Write a demo site of four layouts, mixed in crawl order, with gold text for each page.
 
-    python tools/build_layouts_site.py OUT      # writes OUT/harbourtimes.example/
+    python tools/build_layouts_site.py OUT [PAGES]   # writes OUT/harbourtimes.example/
 
 Real news sites serve several templates at once: the current article page, an archive
 kept in the template of an earlier redesign, live blogs, photo galleries. This builds such
 a site from the bundled demo's generator (same seeded text, same site chrome), 60 pages
-whose IDs (the crawl's order) cycle through the layouts, so that the first pages a crawl
+by default, whose IDs (the crawl's order) cycle through the layouts, so that the first pages a crawl
 learns from hold a few of each:
 
 - ``story``: the bundled demo's template (30 pages);
@@ -157,11 +157,11 @@ def gallery_main(article: dict, rng: random.Random) -> tuple[str, list[str]]:
     return main, gold
 
 
-def build(out: Path) -> Path:
-    """Write the site snapshot under ``out``; returns its folder."""
+def build(out: Path, pages: int = PAGES) -> Path:
+    """Write the site snapshot of ``pages`` pages under ``out``; returns its folder."""
     rng = random.Random(2026)
     start = date(2024, 1, 8)
-    articles = [build_article(rng, n, start + timedelta(days=n * 5)) for n in range(PAGES)]
+    articles = [build_article(rng, n, start + timedelta(days=n)) for n in range(pages)]
     site = out / HOST
     if site.exists():
         shutil.rmtree(site)
@@ -189,10 +189,11 @@ def build(out: Path) -> Path:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__.splitlines()[2].strip())
-    site = build(Path(sys.argv[1]))
-    print(f"wrote {PAGES} pages of {len(set(CYCLE))} layouts to {site}")
+    pages = int(sys.argv[2]) if len(sys.argv) == 3 else PAGES
+    site = build(Path(sys.argv[1]), pages)
+    print(f"wrote {pages} pages of {len(set(CYCLE))} layouts to {site}")
 
 
 if __name__ == "__main__":
