@@ -156,9 +156,10 @@ def main() -> int:
     print(f"\nrelearns (template drift): {logs.count('no longer fits the site')}")
     print(f"new layouts learned from pages no layout fitted: "
           f"{logs.count('learned a new layout')}")  # fmt: skip
+    decisions = [layout.get("render") for layout in model.get("layouts") or [model["rules"]]]
     print(f"the model's layouts: {len(model_layouts)}, training pages "
-          f"{[layout['pages'] for layout in model_layouts]}, render decisions "
-          f"{[layout.get('render') for layout in model.get('layouts') or []]}")  # fmt: skip
+          f"{[layout['pages'] for layout in model_layouts]}, "
+          f"render decisions {decisions}")  # fmt: skip
     again, rendered = runs["again"], runs["rendered"]
     fast_rate = len(again["items"]) / again["seconds"]
     render_rate = len(rendered["items"]) / rendered["seconds"]
