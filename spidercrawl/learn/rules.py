@@ -11,8 +11,12 @@ where both have the same one and the classes both share::
     -> body > div.article > div > p.paragraph
 
 A merge is kept only if the merged rule still matches (almost) no non-content block of the
-training pages; merging repeats until nothing changes. Each rule keeps its precision and
-recall (in characters) on the training pages, and rules below ``min_precision`` are dropped.
+training pages; merging repeats until nothing changes. Before merging, ids and classes
+found on one training page only are dropped (:func:`without_page_marks`); after it, each
+rule keeps its shortest tail that tells content from the rest (:func:`shorten`). Each rule
+keeps its precision and recall (in characters) on the training pages, and rules below
+``min_precision`` are dropped. Where the training pages carry their raw HTML, the rules
+are tried on it too: the render decision (:attr:`ExtractionRules.render_reason`).
 
 :class:`ExtractionRules` is fitted on the training pages and the content blocks the site
 model chose; ``extract(html)`` applies the rules to any HTML with lxml's XPath, and
