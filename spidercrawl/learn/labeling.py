@@ -134,9 +134,7 @@ class AutoLabeler:
         )
         self.anchor_top_ = self._anchors(blocks)
         weights = self._piece_weights(blocks, [int(c) for c in clusters], references)
-        totals: dict[Hashable, float] = defaultdict(float)
-        for (cluster, _), weight in weights.items():
-            totals[cluster] += weight
+        totals = _site_totals(weights)
         if not totals:
             raise NoContentClusterError("DBSCAN found only noise: no block style repeats")
         if max(totals.values()) <= 0:
@@ -200,10 +198,7 @@ class AutoLabeler:
     ) -> dict[Hashable, float]:
         """Site-wide weight of each group of blocks (a cluster, or a template role); blocks
         in group -1 (DBSCAN's noise) are left out (see :meth:`_piece_weights`)."""
-        totals: dict[Hashable, float] = defaultdict(float)
-        for (group, _), weight in self._piece_weights(blocks, groups, references).items():
-            totals[group] += weight
-        return dict(totals)
+        return _site_totals(self._piece_weights(blocks, groups, references))
 
     def _piece_weights(
         self, blocks: Sequence[Block], groups: Sequence[Hashable], references: Sequence[str | None]
@@ -334,3 +329,11 @@ class AutoLabeler:
             ):
                 joined[members] = True
         return joined
+
+
+def _site_totals(weights: Mapping[tuple[Hashable, int], float]) -> dict[Hashable, float]:
+    """Each group's weight summed over the site's pages, from its pieces' weights."""
+    totals: dict[Hashable, float] = defaultdict(float)
+    for (group, _), weight in weights.items():
+        totals[group] += weight
+    return dict(totals)

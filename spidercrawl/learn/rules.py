@@ -111,9 +111,8 @@ def shorten(
     max_false_share: float = 0.02,
 ) -> Rule:
     """The shortest tail of ``rule`` (at least ``MIN_TAIL_STEPS``, holding an id or a
-    class) that matches no more
-    non-content than the whole rule does on the training pages, beyond
-    ``max_false_share`` of the content characters the tail matches.
+    class) that matches no more non-content than the whole rule does on the training
+    pages, beyond ``max_false_share`` of the content characters the tail matches.
 
     A rule from ``<body>`` down fails on a page whose wrappers differ above the article
     (another section's sidebar column, a script's added ``div``, a dataset's wrapper):
@@ -143,6 +142,17 @@ def page_paths(page: Mapping[str, Any]) -> list[SelectorPath]:
 
 
 Mark = tuple[str, str, str]  # (tag, "#" or ".", the id or class)
+
+
+def _by_tag_names(
+    paths: Mapping[SelectorPath, int],
+) -> dict[tuple[str, ...], list[tuple[SelectorPath, int]]]:
+    """Paths (path -> characters) grouped by their tags: only paths of the same tags can
+    cover one another (anchored rules)."""
+    groups: dict[tuple[str, ...], list[tuple[SelectorPath, int]]] = defaultdict(list)
+    for path, chars in paths.items():
+        groups[tuple(step.name for step in path)].append((path, chars))
+    return groups
 
 
 def page_marks(paths_of_pages: Sequence[Iterable[SelectorPath]]) -> set[Mark]:
@@ -179,9 +189,7 @@ def without_page_marks(
     matched")."""
     if not marks:
         return Counter(content)
-    others: dict[tuple[str, ...], list[tuple[SelectorPath, int]]] = defaultdict(list)
-    for path, chars in other.items():
-        others[tuple(step.name for step in path)].append((path, chars))
+    others = _by_tag_names(other)
     relaxed: Counter[SelectorPath] = Counter()
     for path, chars in content.items():
         general = tuple(
@@ -226,9 +234,7 @@ def consolidate(
     groups: dict[tuple[str, ...], list[tuple[Rule, int]]] = defaultdict(list)
     for path, chars in sorted(content.items(), key=lambda item: -item[1]):
         groups[tuple(step.name for step in path)].append((Rule(path), chars))
-    others: dict[tuple[str, ...], list[tuple[SelectorPath, int]]] = defaultdict(list)
-    for path, chars in other.items():
-        others[tuple(step.name for step in path)].append((path, chars))
+    others = _by_tag_names(other)
 
     rules: list[Rule] = []
     for names, members in groups.items():
@@ -370,8 +376,13 @@ class ExtractionRules:
         self.precision_ = sum(positives[p] for p in covered) / max(
             sum(positives[p] for p in covered) + wrong, 1
         )
-        self._fit_check(pages)
-        self._fit_raw_html(pages)
+        in_dom = [  # the rules on each training page's DOM: the check's and the raw test's
+            self.extract(page["rendered_html"]) if page.get("rendered_html") and self.rules_
+            else None
+            for page in pages
+        ]  # fmt: skip
+        self._fit_check(pages, in_dom)
+        self._fit_raw_html(pages, in_dom)
         return self
 
     @property
@@ -416,15 +427,14 @@ class ExtractionRules:
         )
 
     # -- checking ---------------------------------------------------------------------------
-    def _fit_check(self, pages: Sequence[Mapping[str, Any]]) -> None:
-        """The ranges a good extraction of this site falls in, from the training pages."""
+    def _fit_check(
+        self, pages: Sequence[Mapping[str, Any]], in_dom: Sequence[RuleExtraction | None]
+    ) -> None:
+        """The ranges a good extraction of this site falls in, from the training pages
+        (``in_dom``: the rules' extraction from each page's DOM, None without one)."""
         chars, shares, link_shares, relevance = [], [], [], []
-        for page in pages:
-            html = page.get("rendered_html") or ""
-            if not html or not self.rules_:
-                continue
-            result = self.extract(html)
-            if not result.text:
+        for page, result in zip(pages, in_dom, strict=True):
+            if result is None or not result.text:
                 continue
             chars.append(result.chars)
             shares.append(result.chars / max(result.page_chars, 1))
@@ -444,7 +454,9 @@ class ExtractionRules:
             else 0.0,
         }
 
-    def _fit_raw_html(self, pages: Sequence[Mapping[str, Any]]) -> None:
+    def _fit_raw_html(
+        self, pages: Sequence[Mapping[str, Any]], in_dom: Sequence[RuleExtraction | None]
+    ) -> None:
         """On the training pages that carry both, whether the rules find in the raw HTML
         (what the fast path fetches) the article they find in the browser's DOM.
 
@@ -454,16 +466,13 @@ class ExtractionRules:
         page twice for nothing: :attr:`render_reason` says so and the crawl renders the
         layout's pages directly."""
         tried = held = 0
-        for page in pages:
-            raw, rendered = page.get("raw_html"), page.get("rendered_html")
-            if not raw or not rendered or not self.rules_:
-                continue
-            in_dom = self.extract(rendered)
-            if not in_dom.text:
+        for page, from_dom in zip(pages, in_dom, strict=True):
+            raw = page.get("raw_html")
+            if not raw or from_dom is None or not from_dom.text:
                 continue
             tried += 1
             in_raw = self.extract(raw)
-            if self.check(in_raw).ok and _same_words(in_raw.text, in_dom.text):
+            if self.check(in_raw).ok and _same_words(in_raw.text, from_dom.text):
                 held += 1
         self.raw_html_ = {"pages": tried, "held": held}
 
