@@ -213,6 +213,38 @@ def test_a_blurb_that_looks_like_the_article_is_left_out() -> None:
     assert labeler.dropped_roles_ == ["aside.promo > p.body"]
 
 
+def standfirst_page(number: int) -> tuple[dict, list[int]]:
+    """A page whose standfirst restates its description word for word, above a lead
+    photo; the article paragraphs below say more than it. Clusters: 0 article, 1
+    standfirst, 2 headline."""
+    rng = random.Random(number)
+    topic = " ".join(rng.sample(WORDS, 3))
+    summary = f"{topic} {' '.join(rng.choices(FILLER, k=14))}"
+    texts = [
+        block(f"Headline about {topic}", "h1", ["headline"], 100),
+        block(summary, "p", ["standfirst"], 160),
+        *(
+            block(f"{' '.join(rng.choices(FILLER, k=30))} {topic}.", "p", ["body"], 700 + 60 * i)
+            for i in range(4)
+        ),
+    ]
+    page = {
+        "titles": [f"Headline about {topic}"],
+        "descriptions": [summary],
+        "body": {"bound": {"left": 0, "top": 0, "width": 1200, "height": 1200}},
+        "texts": texts,
+    }
+    return page, [2, 1, 0, 0, 0, 0]
+
+
+def test_a_standfirst_that_restates_the_description_is_not_the_article() -> None:
+    # It matches its description perfectly, as the article never does; that says nothing.
+    labeler, blocks = label_site([standfirst_page(n) for n in range(6)])
+    assert labeler.content_cluster_ == 0
+    chosen = [b for b, is_content in zip(blocks, labeler.labels_, strict=True) if is_content]
+    assert len(chosen) == 4 * 6 and all(b.selector[-1] == "p.body" for b in chosen)
+
+
 def test_short_gaps_inside_the_article_are_filled() -> None:
     page = {
         "texts": [

@@ -15,7 +15,15 @@
    the best cluster is sometimes the comments; summed over the site, the article
    paragraphs win. Each piece's weight also fades with its distance below the page's
    *anchor*, the block that best matches the description (the headline or standfirst):
-   the article starts right below it, comments and related stories far below.
+   the article starts right below it, comments and related stories far below. A piece
+   that only restates the description (a standfirst, a live blog's summary) weighs
+   nothing: it matches the description whatever the article is. Measured: on the demo's
+   live blogs the summary outweighed the updates (84.8 against 78.6; F1 0.14), and a
+   redesigned template learned from 5 pages took its standfirst for the article on 8
+   of 252 choices of the 5; with the rule, live blogs 0.98, 0 of 252; the three datasets
+   (4 folds, learned / rules) 0.9406 / 0.9260 -> 0.9406 / 0.9258, 4 pages moved. A
+   standfirst inside the content cluster stays (step 4 counts it): dropping it cost
+   dragnet's guardian.co.uk, whose gold includes it, 1.3 points a page.
 3. A training page where the content cluster is missing or weak (under half its median
    piece) gets its own best cluster as content, if that piece weighs at least a quarter of
    the median and the cluster is nearly absent where the content is strong (a stand-in,
@@ -56,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from spidercrawl.learn.blocks import Block, lies_inside, template_path
-from spidercrawl.learn.relevance import site_relevance
+from spidercrawl.learn.relevance import echoes_reference, site_relevance
 
 logger = logging.getLogger(__name__)
 
@@ -194,14 +202,22 @@ class AutoLabeler:
         return filled
 
     def _group_totals(
-        self, blocks: Sequence[Block], groups: Sequence[Hashable], references: Sequence[str | None]
+        self,
+        blocks: Sequence[Block],
+        groups: Sequence[Hashable],
+        references: Sequence[str | None],
+        echoes_count: bool = False,
     ) -> dict[Hashable, float]:
         """Site-wide weight of each group of blocks (a cluster, or a template role); blocks
         in group -1 (DBSCAN's noise) are left out (see :meth:`_piece_weights`)."""
-        return _site_totals(self._piece_weights(blocks, groups, references))
+        return _site_totals(self._piece_weights(blocks, groups, references, echoes_count))
 
     def _piece_weights(
-        self, blocks: Sequence[Block], groups: Sequence[Hashable], references: Sequence[str | None]
+        self,
+        blocks: Sequence[Block],
+        groups: Sequence[Hashable],
+        references: Sequence[str | None],
+        echoes_count: bool = False,
     ) -> dict[tuple[Hashable, int], float]:
         """The weight of each group's piece of each page; group -1 (noise) left out.
 
@@ -211,6 +227,11 @@ class AutoLabeler:
         one or a few long stretches; comments, each between its author line and its reply
         link, are many short ones (measured: dragnet 0.831 -> 0.840; paulocoelhoblog.com,
         where the comments outweighed the letters, 0.05 -> 0.57).
+
+        A piece that only restates its page's description (a standfirst, a live blog's
+        summary: :func:`echoes_reference`) weighs nothing, unless ``echoes_count``: it
+        matches the description whatever the article is, so it says nothing about where
+        the article is. Role weights count it (a standfirst in the content cluster stays).
         """
         pieces: dict[tuple[Hashable, int], list[Block]] = defaultdict(list)
         runs: Counter[tuple[Hashable, int]] = Counter()
@@ -234,6 +255,12 @@ class AutoLabeler:
             weights = np.clip(relevance, 0.0, None) ** 0.25 * np.sqrt(amounts)
             weights = weights * self._closeness_to_anchor(keys, pieces)
             weights = weights / np.array([runs[key] for key in keys], float) ** RUNS_EXPONENT
+            if not echoes_count:
+                echoes = [
+                    echoes_reference(text, references[page])
+                    for text, page in zip(texts, on_pages, strict=True)
+                ]
+                weights = np.where(echoes, 0.0, weights)
         else:
             weights = np.sqrt(amounts)
         return {key: float(weight) for key, weight in zip(keys, weights, strict=True)}
@@ -253,7 +280,9 @@ class AutoLabeler:
         roles = [template_path(blocks[i].selector) for i in members]
         if len(set(roles)) < 2:
             return labels
-        totals = self._group_totals([blocks[i] for i in members], roles, references)
+        # A standfirst the content cluster holds is kept: the article's own summary.
+        members_blocks = [blocks[i] for i in members]
+        totals = self._group_totals(members_blocks, roles, references, echoes_count=True)
         best = max(totals.values(), default=0.0)
         if best <= 0:
             return labels
@@ -307,11 +336,13 @@ class AutoLabeler:
             box = boxes.get(block.page)
             return box is not None and lies_inside(block, box)
 
-        # Candidates: whole clusters, and each noise block on its own.
+        # Candidates: each cluster's blocks of one template role, and each noise block on
+        # its own. A cluster can hold the article's fact list and the menu's items alike.
         groups: dict[object, list[int]] = defaultdict(list)
         for i, cluster in enumerate(clusters):
             if not labels[i]:
-                groups[int(cluster) if cluster >= 0 else ("noise", i)].append(i)
+                role = template_path(blocks[i].selector)
+                groups[(int(cluster), role) if cluster >= 0 else ("noise", i)].append(i)
         joined = labels.copy()
         content_chars = sum(
             b.chars for b, is_content in zip(blocks, labels, strict=True) if is_content

@@ -27,6 +27,11 @@ from spidercrawl.text import tokenize
 
 SIMILARITIES = ("lcs", "tfidf")
 
+# A text that holds this share of its reference's tokens in order, and is at most this
+# many times as long, restates the reference (set beforehand, not swept).
+ECHO_MIN_SHARE = 0.8
+ECHO_MAX_LENGTH = 1.5
+
 
 def lcs_relevance(text: str, reference: str) -> float:
     """Share of the reference's tokens found, in order, in the text (LCS over tokens).
@@ -38,6 +43,20 @@ def lcs_relevance(text: str, reference: str) -> float:
     if not reference_tokens:
         return 0.0
     return LCSseq.similarity(tokenize(text), reference_tokens) / len(reference_tokens)
+
+
+def echoes_reference(text: str, reference: str | None) -> bool:
+    """Whether ``text`` restates ``reference``: a standfirst or summary that repeats the
+    page's description, nothing more. Such a block matches its description perfectly
+    whatever it is, so its relevance says nothing about whether it is the article."""
+    if not reference:
+        return False
+    reference_tokens = tokenize(reference)
+    text_tokens = tokenize(text)
+    if not reference_tokens or len(text_tokens) > ECHO_MAX_LENGTH * len(reference_tokens):
+        return False
+    found = LCSseq.similarity(text_tokens, reference_tokens)
+    return found >= ECHO_MIN_SHARE * len(reference_tokens)
 
 
 def relevance_scores(
