@@ -103,8 +103,8 @@ def test_a_site_models_article_stands_unless_both_peers_contradict_it() -> None:
     assert note.startswith("consensus of 3 extractors")
 
 
-def test_the_slower_peer_runs_only_where_the_quicker_one_disagrees() -> None:
-    extractor = ConsensusExtractor(UnseenExtractor.load())
+def counting_calls(extractor: ConsensusExtractor) -> dict[str, int]:
+    """Count each peer's runs (the real peers still run)."""
     calls = {name: 0 for name in extractor.peers}
 
     def counted(name: str, extract: Callable[[str], str]) -> Callable[[str], str]:
@@ -115,6 +115,12 @@ def test_the_slower_peer_runs_only_where_the_quicker_one_disagrees() -> None:
         return run
 
     extractor.peers = {name: counted(name, run) for name, run in extractor.peers.items()}
+    return calls
+
+
+def test_the_slower_peer_runs_only_where_the_quicker_one_disagrees() -> None:
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    calls = counting_calls(extractor)
     page, paragraphs = story_page(5)
     right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.8, "model")
     kept, note = extractor.confirm(page, right)
@@ -124,3 +130,18 @@ def test_the_slower_peer_runs_only_where_the_quicker_one_disagrees() -> None:
     taken, _ = extractor.confirm(page, wrong)
     assert taken is not wrong and paragraphs[2] in taken.text
     assert calls == {"trafilatura": 1, "readability": 2}
+
+
+def test_a_site_never_seen_skips_the_slower_peer_where_the_quicker_one_agrees() -> None:
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    calls = counting_calls(extractor)
+    page, paragraphs = story_page(6)
+    article, how = extractor.extract(page)
+    assert all(paragraph in article.text for paragraph in paragraphs)
+    assert how.startswith("consensus: the blocks' text, readability agreeing")
+    assert calls == {"trafilatura": 0, "readability": 1} and article.confidence > 0.9
+    # Where our blocks went wrong, both peers run and outvote them.
+    page["texts"] = page["texts"][:1] + page["texts"][-1:]  # the menu and the footer
+    article, how = extractor.extract(page)
+    assert calls == {"trafilatura": 1, "readability": 2}
+    assert how.startswith("consensus of 3 extractors") and paragraphs[2] in article.text

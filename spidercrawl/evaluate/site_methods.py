@@ -315,19 +315,28 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         started = time.perf_counter()
         own = consensus.unseen.extract(page)
         own_seconds = time.perf_counter() - started
-        peers = consensus.peer_candidates(page)
-        peer_seconds = time.perf_counter() - started - own_seconds
+        peers, peer_seconds = {}, {}
+        for name in consensus.peers:  # each timed: the slower is not run where it cannot win
+            began = time.perf_counter()
+            peers.update(consensus.peer_candidates(page, [name]))
+            peer_seconds[name] = time.perf_counter() - began
         found = {OWN: own, **peers}
         texts: dict[str, str] = {}  # article text per chosen candidate, made once
         grid = zip(variants, UNSEEN_BONUS_GRID, strict=True)
         for method, bonus in [(UNSEEN_BLOCKS, None), *grid]:
             began = time.perf_counter()
-            chosen, how = (own, "") if bonus is None else consensus.choose(found, bonus)
+            first = consensus.first_peer
+            if bonus is None or not peers:
+                chosen, how, extra = own, "", 0.0
+            elif consensus.settled(own, peers[first], bonus) is not None:
+                chosen, how, extra = own, f"{first} agreeing", peer_seconds[first]
+            else:
+                chosen, how = consensus.choose(found, bonus)
+                extra = sum(peer_seconds.values())
             source = getattr(chosen, "source", OWN)
             if source not in texts:
                 texts[source] = _article_text(page, chosen, "unseen")
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)
-            extra = 0.0 if bonus is None else peer_seconds
             record.seconds = own_seconds + extra + time.perf_counter() - began
             records.append(score_record(record, texts[source], gold))
     return SiteOutcome(records=records)
