@@ -11,6 +11,7 @@ from spidercrawl.evaluate.runner import PageRecord
 from spidercrawl.evaluate.site_methods import (
     UNSEEN_BONUS_GRID,
     choose_unseen_bonus,
+    unseen_grid,
     unseen_variant,
 )
 from spidercrawl.extract.consensus import OWN, ConsensusExtractor, PeerExtraction, medoid
@@ -89,6 +90,20 @@ def test_each_dataset_gets_the_constant_chosen_on_the_others() -> None:
     assert choice["b"]["own_bonus"] in (0.0, 0.05, 0.1, 0.2, 0.3)
     assert [r.method for r in kept] == ["unseen"] * 3
     assert {r.dataset: r.f1 for r in kept}["a"] == 0.7
+
+
+def test_every_bonus_of_the_grid_is_reported_with_its_speed() -> None:
+    records = []
+    for bonus, seconds in ((0.0, 0.05), (0.1, 0.02)):
+        for f1 in (0.9, 0.7):
+            record = PageRecord("a", "site", "000", unseen_variant(bonus))
+            record.f1, record.seconds = f1, seconds
+            records.append(record)
+    grid = unseen_grid(records)
+    assert grid == {
+        "0": {"a": {"f1": 0.8, "pages_per_s": 20.0}},
+        "0.1": {"a": {"f1": 0.8, "pages_per_s": 50.0}},
+    }
 
 
 def test_a_site_models_article_stands_unless_both_peers_contradict_it() -> None:

@@ -41,6 +41,7 @@ from spidercrawl.evaluate.site_methods import (
     cross_site_fold_models,
     merge_curves,
     run_site_job,
+    unseen_grid,
 )
 from spidercrawl.files import write_atomically
 
@@ -219,8 +220,16 @@ def main(argv: list[str] | None = None) -> int:
             outcome = run_site_method(method, sites, args, fold_models)
             method_records = outcome.pop("records")
             if method == "unseen":  # the consensus's constant, chosen without the dataset
+                grid = unseen_grid(method_records)
                 method_records, choice = choose_unseen_bonus(method_records)
-                extra["protocol"] = {"unseen": {"own_bonus": choice, "models": _model_note(args)}}
+                extra["protocol"] = {
+                    "unseen": {"own_bonus": choice, "models": _model_note(args), "grid": grid}
+                }
+                for bonus, by_dataset in grid.items():
+                    logger.info("unseen with own_bonus %s: %s", bonus, "; ".join(
+                        f"{d} F1 {v['f1']:.3f}, {v['pages_per_s']:.1f} pages/s"
+                        for d, v in by_dataset.items()
+                    ))  # fmt: skip
                 for dataset, chosen in choice.items():
                     on = ", ".join(chosen["chosen_on"]) or "-"
                     logger.info("unseen on %s: own_bonus %s (chosen on %s)", dataset,

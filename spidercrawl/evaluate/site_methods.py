@@ -342,6 +342,29 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
     return SiteOutcome(records=records)
 
 
+def unseen_grid(records: Sequence[PageRecord]) -> dict[str, dict[str, dict[str, float]]]:
+    """Every ``own_bonus`` of the grid, per dataset: mean F1 (special cases apart) and
+    pages/s, before one is chosen. The crawl ships ``OWN_BONUS``; this says what it scores
+    and how fast it is next to the chosen one (a bonus above 0 lets the slower peer rest
+    where the quicker one agrees with our blocks)."""
+    f1s: dict[tuple[str, str], list[float]] = {}
+    seconds: dict[tuple[str, str], list[float]] = {}
+    for record in records:
+        if record.method.startswith("unseen@"):
+            key = (record.method.removeprefix("unseen@"), record.dataset)
+            seconds.setdefault(key, []).append(record.seconds)
+            if not record.special_case:
+                f1s.setdefault(key, []).append(record.f1)
+    grid: dict[str, dict[str, dict[str, float]]] = {}
+    for (bonus, dataset), spent in sorted(seconds.items()):
+        scores = f1s.get((bonus, dataset), [])
+        grid.setdefault(bonus, {})[dataset] = {
+            "f1": round(sum(scores) / len(scores), 4) if scores else 0.0,
+            "pages_per_s": round(len(spent) / sum(spent), 2) if sum(spent) > 0 else 0.0,
+        }
+    return grid
+
+
 def choose_unseen_bonus(records: Sequence[PageRecord]) -> tuple[list[PageRecord], dict]:
     """Leave one dataset out: each dataset's ``unseen`` records are the grid variant that
     scores best (mean F1 of the other datasets' page means) on the *other* datasets. With
