@@ -56,6 +56,8 @@ def test_blocks_carry_css_geometry_and_paths(demo_crawl) -> None:
             assert block["bound"]["width"] > 0 and block["bound"]["height"] > 0
             assert len(block["path"]) == len(block["selector"])
         assert item["body"]["computed"]["font-family"]
+        # RENDER_VIEWPORT reaches the browser context made with the first render.
+        assert item["body"]["bound"]["width"] == 1600
 
 
 def test_article_paragraphs_are_blocks(demo_crawl) -> None:

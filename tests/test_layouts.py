@@ -52,6 +52,8 @@ def test_every_page_of_both_templates_takes_the_fast_path(two_crawls) -> None:
     _, first, again = two_crawls
     assert len(first.items) == len(again.items) == 30
     assert {item["method"] for item in again.items} == {"rules"}  # none rendered
+    assert "Launching browser" not in again.log  # so Chromium was never started
+    assert "Launching browser" in first.log
     short = [
         (item["url"], item["method"], len(item["text"].split()), item.get("note"))
         for item in first.items

@@ -39,8 +39,8 @@ def test_addon_configures_the_browser_from_render_settings() -> None:
     launch = settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")
     assert launch["executable_path"] == "/no/such/chromium"
     assert "--disable-background-networking" in launch["args"]
-    viewport = settings.getdict("PLAYWRIGHT_CONTEXTS")["default"]["viewport"]
-    assert viewport == {"width": 1600, "height": 4000}
+    # No context at start-up: Chromium starts with the first page to render.
+    assert settings.getdict("PLAYWRIGHT_CONTEXTS") == {}
 
 
 def test_resource_blocking_can_be_turned_off() -> None:

@@ -23,6 +23,8 @@ Settings (defaults in ``spidercrawl/settings.py``):
     crawled host when it crawls a local copy (``-a base_url=``), which has no third parties.
 ``RENDER_VIEWPORT``
     Browser window size; 1600x4000 like the ziyan-spider data, so geometry carries across.
+    Chromium is started with the first page to render, not with the crawl: a learned site
+    whose pages all take the fast path never starts it.
 ``RENDER_SCHEMES``
     URL schemes routed through the browser (http and https). One handler serves them all
     (:class:`OneBrowserHandler`), so a run has one Chromium, whatever its sites' schemes.
@@ -116,7 +118,6 @@ class RenderAddon:
             handlers = settings.getdict("DOWNLOAD_HANDLERS")
             handlers[scheme] = PLAYWRIGHT_HANDLER
             settings.set("DOWNLOAD_HANDLERS", handlers, priority="addon")
-        width, height = settings.getlist("RENDER_VIEWPORT")
         settings.set(
             "PLAYWRIGHT_LAUNCH_OPTIONS",
             {
@@ -126,11 +127,10 @@ class RenderAddon:
             },
             priority="addon",
         )
-        settings.set(
-            "PLAYWRIGHT_CONTEXTS",
-            {"default": {"viewport": {"width": int(width), "height": int(height)}}},
-            priority="addon",
-        )
+        # No startup context: Chromium starts with the first page rendered (its context
+        # made with the viewport each render request carries: capture/middleware.py). A
+        # site whose pages all take the fast path never starts it.
+        settings.set("PLAYWRIGHT_CONTEXTS", {}, priority="addon")
         settings.set("PLAYWRIGHT_MAX_CONTEXTS", 1, priority="addon")
         settings.set(
             "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", settings.getint("RENDER_CONCURRENCY"), "addon"

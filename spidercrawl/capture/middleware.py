@@ -52,22 +52,29 @@ class BlockCaptureMiddleware:
     pathological page cannot blow up an item.
     """
 
-    def __init__(self, max_block_html: int, max_blocks: int) -> None:
+    def __init__(
+        self, max_block_html: int, max_blocks: int, viewport: tuple[int, int] = (1600, 4000)
+    ) -> None:
         self.script = capture_script()
         self.options = {"maxHtmlChars": max_block_html, "maxBlocks": max_blocks}
+        # The browser context is made with the first render request (none at start-up).
+        self.context = {"viewport": {"width": viewport[0], "height": viewport[1]}}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> BlockCaptureMiddleware:
         logging.getLogger("scrapy-playwright").addFilter(_PLAYWRIGHT_LOG_FILTER)
+        width, height = crawler.settings.getlist("RENDER_VIEWPORT")
         return cls(
             max_block_html=crawler.settings.getint("CAPTURE_MAX_BLOCK_HTML"),
             max_blocks=crawler.settings.getint("CAPTURE_MAX_BLOCKS"),
+            viewport=(int(width), int(height)),
         )
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if not request.meta.get("render") or "playwright_page_methods" in request.meta:
             return None
         request.meta["playwright"] = True
+        request.meta.setdefault("playwright_context_kwargs", self.context)
         request.meta["playwright_page_methods"] = [
             PageMethod("evaluate", self.script, self.options)
         ]
