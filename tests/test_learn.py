@@ -127,6 +127,26 @@ def test_same_pages_same_model_and_storage(pages: list[dict], tmp_path) -> None:
     assert np.array_equal(SiteModel.load(folder).decision(blocks), first.decision(blocks))
 
 
+def test_a_page_of_another_layout_is_told_by_its_own_text_not_the_menus(pages) -> None:
+    model = SiteModel().fit(pages)
+    gallery = make_page(60)
+    captions = [b for b in gallery["texts"] if b["element"]["classes"] == ["body"]]
+    for extra in captions[2:]:
+        gallery["texts"].remove(extra)
+    for caption in captions[:2]:  # short texts, in elements the story pages never had
+        caption["text"] = [caption["text"][0][:100]]
+        caption["path"] = ["section", "figure", "figcaption"]
+        caption["selector"] = [{"name": "section", "id": "", "classes": ["gallery"]},
+                               {"name": "figure", "id": "", "classes": []},
+                               {"name": "figcaption", "id": "", "classes": []}]  # fmt: skip
+    del gallery["texts"][-4:-1]  # no comments on a gallery
+    blocks = page_blocks(gallery)
+    assert model.familiarity(blocks) >= 0.2  # the menu and footer are the site's own
+    assert model.article_familiarity(blocks) < 0.2
+    story = page_blocks(make_page(61))
+    assert model.article_familiarity(story) > 0.8
+
+
 def test_no_descriptions_falls_back_to_titles() -> None:
     model = SiteModel().fit([make_page(n, description=False) for n in range(10)])
     assert model.extract(make_page(77)).text

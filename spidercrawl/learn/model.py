@@ -451,6 +451,20 @@ class SiteModel(BaseEstimator):
         known = sum(block.chars for block in blocks if block.path in self.tag_paths_)
         return known / chars if chars else 1.0
 
+    def article_familiarity(self, blocks: Sequence[Block]) -> float:
+        """:meth:`familiarity` of the page's own text: the site's template texts (menus,
+        footer, share links) left out where the page has other text. Every layout of a
+        site shares those, so a live blog or a gallery looked a fifth familiar to the story
+        layout; their own text, in tag paths it never saw, says they are another layout.
+        (Routing and extraction keep :meth:`familiarity`: measured on the three datasets,
+        4 folds, this measure there cost the rules 0.9258 -> 0.9243.)"""
+        model = self.for_blocks(blocks)
+        own = [block for block in blocks if not model.is_template(block)]
+        counted = own if any(block.chars for block in own) else blocks
+        chars = sum(block.chars for block in counted)
+        known = sum(block.chars for block in counted if block.path in model.tag_paths_)
+        return known / chars if chars else 1.0
+
     def is_template(self, block: Block) -> bool:
         """Whether the block's text is one the site repeats on page after page."""
         return _normalized(block.text) in self.template_texts_
