@@ -141,10 +141,12 @@ def test_a_page_of_another_layout_is_told_by_its_own_text_not_the_menus(pages) -
                                {"name": "figcaption", "id": "", "classes": []}]  # fmt: skip
     del gallery["texts"][-4:-1]  # no comments on a gallery
     blocks = page_blocks(gallery)
-    assert model.familiarity(blocks) >= 0.2  # the menu and footer are the site's own
-    assert model.article_familiarity(blocks) < 0.2
-    story = page_blocks(make_page(61))
-    assert model.article_familiarity(story) > 0.8
+    # Over a fifth of the page's text is in known tag paths, mostly the site's menu and
+    # footer, which every layout shares: the page's own text is in paths never seen.
+    known = [b for b in blocks if b.path in model.tag_paths_]
+    assert sum(b.chars for b in known) >= 0.2 * sum(b.chars for b in blocks)
+    assert model.familiarity(blocks) < 0.2
+    assert model.familiarity(page_blocks(make_page(61))) > 0.8
 
 
 def test_no_descriptions_falls_back_to_titles() -> None:

@@ -80,8 +80,6 @@ def _less_template(blocks: Sequence[Block], chosen: set[int], model: SiteModel) 
 MIN_FAMILIAR_SHARE = 0.2
 # The note of a page extracted as unseen because no layout of the model knows it.
 UNFAMILIAR = "is in a layout the model knows"
-# The note of a page where the model's layout found (almost) nothing.
-FOUND_NOTHING = "the model found almost nothing here"
 
 
 class LearnedArticle(NamedTuple):
@@ -118,7 +116,7 @@ def learned_extraction(
     extraction = model.extract_blocks(blocks)
     if len(extraction.text) >= enough:
         return LearnedArticle(extraction, "learned")
-    nothing = FOUND_NOTHING
+    nothing = "the model found almost nothing here"
     contained = model.extract_in_container(blocks)
     if contained is not None and len(contained.text) >= enough:
         return LearnedArticle(contained, "learned+container", nothing)

@@ -336,13 +336,11 @@ class AutoLabeler:
             box = boxes.get(block.page)
             return box is not None and lies_inside(block, box)
 
-        # Candidates: each cluster's blocks of one template role, and each noise block on
-        # its own. A cluster can hold the article's fact list and the menu's items alike.
+        # Candidates: whole clusters, and each noise block on its own.
         groups: dict[object, list[int]] = defaultdict(list)
         for i, cluster in enumerate(clusters):
             if not labels[i]:
-                role = template_path(blocks[i].selector)
-                groups[(int(cluster), role) if cluster >= 0 else ("noise", i)].append(i)
+                groups[int(cluster) if cluster >= 0 else ("noise", i)].append(i)
         joined = labels.copy()
         content_chars = sum(
             b.chars for b, is_content in zip(blocks, labels, strict=True) if is_content

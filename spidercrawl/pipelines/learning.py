@@ -55,13 +55,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
 from spidercrawl.document.page import first_description
-from spidercrawl.extract.article import (
-    FOUND_NOTHING,
-    MIN_FAMILIAR_SHARE,
-    UNFAMILIAR,
-    cold_start_extraction,
-    learned_extraction,
-)
+from spidercrawl.extract.article import UNFAMILIAR, cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.extract.metadata import SiteTitles
@@ -422,7 +416,7 @@ class SiteLearningPipeline:
         if rejected and self._drawn_by_javascript(site, state, page):
             rejected = False  # the template holds: the browser is needed, not a new model
         fitted = article["method"] in FITTED_METHODS and not rejected
-        if not fitted and self._of_no_layout(article, page, state.model):
+        if not fitted and self._of_no_layout(article):
             # A page of no layout the model knows: a new layout appearing, not drift.
             self.crawler.stats.inc_value("spidercrawl/learn/pages_of_no_layout")
             if page.get("texts"):
@@ -460,21 +454,17 @@ class SiteLearningPipeline:
         elif len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, "the template changed")
 
-    def _of_no_layout(self, article: ArticleItem, page: dict[str, Any], model: SiteModel) -> bool:
+    def _of_no_layout(self, article: ArticleItem) -> bool:
         """Whether the article is of a page that routes to none of the model's layouts
-        (extracted as a site never seen), or one where the model found almost nothing and
-        whose own text (the site's menus and footer apart) is in tag paths no layout saw.
-        Such pages are collected into a new layout and do not count as drift, unless
-        layouts are off or the model is shared on Redis (where drift relearns the site).
-        A restyled layout keeps its tag paths: its failing pages still count as drift."""
-        if not self.model_params["layouts"] or self.shared is not None:
-            return False
-        note = article.get("method_note") or ""
-        if article["method"] == "learned+unseen" and UNFAMILIAR in note:
-            return True
-        if FOUND_NOTHING not in note or not page.get("texts"):
-            return False
-        return model.article_familiarity(page_blocks(page)) < MIN_FAMILIAR_SHARE
+        (extracted as a site never seen). Such pages are collected into a new layout and
+        do not count as drift, unless layouts are off or the model is shared on Redis
+        (where drift relearns the whole site)."""
+        return (
+            bool(self.model_params["layouts"])
+            and self.shared is None
+            and article["method"] == "learned+unseen"
+            and UNFAMILIAR in (article.get("method_note") or "")
+        )
 
     def _learn_new_layout(self, site: str, state: SiteState) -> None:
         """``LEARN_MIN_PAGES`` recent pages fitted no layout, though most pages still fit:
