@@ -229,3 +229,32 @@ def test_a_page_of_another_layout_is_extracted_as_a_site_never_seen(model: SiteM
     assert "layout the model knows" in reason
     assert extraction.text.count("harbour24 council24") == 6  # headline and paragraphs
     assert not any(b.text in extraction.text for b in page_blocks(other)[-3:])  # jobs
+
+
+def test_a_lead_paragraph_past_an_inline_box_is_taken_and_the_box_is_not() -> None:
+    page = PageBuilder()
+    body = [*ENTRY, ("div", "", ("entry-body",))]
+    aside = [*ENTRY, ("div", "", ("inline", "runaround"))]
+    lead = "KIEV — The lead paragraph in a wrapper of its own, with a dateline. " * 3
+    page.add(ENTRY, "h6", "Published: July 23, 2012", {"font-size": "11px"})
+    page.add([*body, ("nyt_text", "", ())], "p", lead, {"font-size": "17px"})
+    page.add(aside, "h4", "Connect With Us on Twitter", {"font-size": "13px"}, link=True)
+    page.add(aside, "p", "Follow us for breaking news and headlines.", {"font-size": "13px"})
+    page.add(body, "p", "Second paragraph, which the classifier found.", BODY_CSS)
+    page.add(body, "p", "Third paragraph, which it found too.", BODY_CSS)
+    blocks = page_blocks({"texts": page.texts}, densities=False)
+    taken = take_continuation(blocks, np.array([False] * 4 + [True, True]))
+    assert taken[1] and taken[4:].all()  # the lead joins the story
+    assert not taken[2:4].any()  # the box beside it does not
+    assert not taken[0]  # nor the short dateline above it
+
+
+def test_no_lead_is_taken_past_a_paragraph_outside_the_article() -> None:
+    page = PageBuilder()
+    teaser = "A teaser of another story, long enough to pass for a paragraph. " * 3
+    page.add(ENTRY, "p", teaser, {"font-size": "14px"})
+    page.add(COMMENTS, "p", "A long paragraph outside the article's element. " * 4, BODY_CSS)
+    page.add(ENTRY, "p", "Short box line", {"font-size": "13px"}, link=True)
+    page.add(ENTRY, "p", "First paragraph, which the classifier found.", BODY_CSS)
+    blocks = page_blocks({"texts": page.texts}, densities=False)
+    assert not take_continuation(blocks, np.array([False, False, False, True]))[:3].any()
