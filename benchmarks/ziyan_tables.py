@@ -95,48 +95,67 @@ def table(title: str, header: list[str], rows: list[list[object]]) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
+def paper_row(name: str, ours: tuple[float, float, float], paper: tuple) -> list[object]:
+    """A table row: our precision, recall and F1 in per cent, then the paper's."""
+    return [name, *(f"{100 * x:.1f}" for x in ours), *(f"{x:.2f}" for x in paper)]
+
+
 def paper_chaos_tables(data: Path) -> None:
     """Tables 3 and 4 by the paper's procedure, beside the paper's figures (per cent)."""
     chaos = load_site_pages(data / "chaos")
     blocks = ziyan_paper.blocks_of(chaos)
     labels = ziyan_paper.paper_labels(chaos, blocks, "page")
-    features = ziyan_paper.classifier_features(blocks)
     noise_labels = ziyan_paper.paper_labels(chaos, blocks, "page", noise_competes=True)
     whole = ziyan_paper.paper_labels(chaos, blocks, "site")
-    news_blocks, news_labels, offset = [], [], 0
+    features = ziyan_paper.classifier_features(blocks)
+    news_blocks, news_labels = [], []
     for site in NEWS_SITES:
         pages = load_site_pages(data / site)
-        news_blocks += ziyan_paper.blocks_of(pages, offset)
-        news_labels.append(ziyan_paper.paper_labels(pages, ziyan_paper.blocks_of(pages), "site"))
-        offset += len(pages)
+        site_blocks = ziyan_paper.blocks_of(pages)
+        news_blocks += site_blocks
+        news_labels.append(ziyan_paper.paper_labels(pages, site_blocks, "site"))
+    # One vectorizer over both, so that the news sites' model reads the chaos features.
     stacked = ziyan_paper.classifier_features(news_blocks + blocks)
     trained = len(news_blocks)
     paper3, paper4 = ziyan_paper.PAPER_UNSEEN_SITES, ziyan_paper.PAPER_RANDOM_MIXTURE
+    cross_validated = ziyan_paper.cross_validated
     rows = [
-        ["Table 3: 4-fold in order (test websites unseen)",
-         *ziyan_paper.cross_validated(features, labels, shuffle=False), *paper3],
-        ["Table 4: 4-fold shuffled (random mixture)",
-         *ziyan_paper.cross_validated(features, labels, shuffle=True), *paper4],
-        ["Table 3, DBSCAN noise as one more cluster (the repository's code)",
-         *ziyan_paper.cross_validated(features, noise_labels, shuffle=False), *paper3],
-        ["trained on the 7 news sites (their Algorithm 1 labels)",
-         *ziyan_paper.trained_elsewhere(
-             stacked[:trained], np.concatenate(news_labels), stacked[trained:], labels
-         ), *paper3],
-    ]  # fmt: skip
-    rows = [[name, *(f"{100 * x:.1f}" for x in ours), *(f"{x:.2f}" for x in paper)]
-            for name, *values in rows for ours, paper in [(values[:3], values[3:])]]  # fmt: skip
+        paper_row(
+            "Table 3: 4-fold in order (test websites unseen)",
+            cross_validated(features, labels, shuffle=False),
+            paper3,
+        ),
+        paper_row(
+            "Table 4: 4-fold shuffled (random mixture)",
+            cross_validated(features, labels, shuffle=True),
+            paper4,
+        ),
+        paper_row(
+            "Table 3, DBSCAN noise as one more cluster (the repository's code)",
+            cross_validated(features, noise_labels, shuffle=False),
+            paper3,
+        ),
+        paper_row(
+            "trained on the 7 news sites (their Algorithm 1 labels)",
+            ziyan_paper.trained_elsewhere(
+                stacked[:trained], np.concatenate(news_labels), stacked[trained:], labels
+            ),
+            paper3,
+        ),
+    ]
     table(
         "Chaos vs its automatic labels, the paper's procedure (paper Tables 3, 4), per cent",
         ["procedure", "P", "R", "F1", "paper P", "paper R", "paper F1"],
         rows,
     )
-    labeled = int(labels.sum())
+
+    def labeled_pages(chosen: np.ndarray) -> int:
+        return len({b.page for b, label in zip(blocks, chosen, strict=True) if label})
+
     print(
-        f"\nPer-page labels: {labeled} content blocks on {len({b.page for b in blocks})} "
-        f"pages. Algorithm 1 over the chaos pages as one site labels "
-        f"{len({b.page for b, w in zip(blocks, whole, strict=True) if w})} of "
-        f"{len(chaos)} pages (which is why treating chaos as one site gives 0.000)."
+        f"\nPer-page labels: {int(labels.sum())} content blocks on {labeled_pages(labels)} of "
+        f"{len(chaos)} pages. Algorithm 1 over the chaos pages as one site labels "
+        f"{labeled_pages(whole)} of them (which is why treating chaos as one site gives 0.000)."
     )
 
 
