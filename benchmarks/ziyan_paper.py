@@ -69,9 +69,9 @@ def _with_continuous(column: np.ndarray, indicators: sp.spmatrix) -> sp.csr_matr
     return StandardScaler(with_mean=False).fit_transform(matrix)
 
 
-def blocks_of(pages: Sequence[Mapping[str, Any]], first_page: int = 0) -> list[Block]:
-    """All text blocks of the pages, numbered from ``first_page``."""
-    return [b for n, page in enumerate(pages) for b in page_blocks(page, first_page + n)]
+def blocks_of(pages: Sequence[Mapping[str, Any]]) -> list[Block]:
+    """All text blocks of the pages, each numbered with its page's position."""
+    return [b for n, page in enumerate(pages) for b in page_blocks(page, n)]
 
 
 def paper_labels(

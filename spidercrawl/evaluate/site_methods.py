@@ -323,9 +323,9 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         found = {OWN: own, **peers}
         texts: dict[str, str] = {}  # article text per chosen candidate, made once
         grid = zip(variants, UNSEEN_BONUS_GRID, strict=True)
+        first = consensus.first_peer
         for method, bonus in [(UNSEEN_BLOCKS, None), *grid]:
             began = time.perf_counter()
-            first = consensus.first_peer
             if bonus is None or not peers:
                 chosen, how, extra = own, "", 0.0
             elif consensus.settled(own, peers[first], bonus) is not None:

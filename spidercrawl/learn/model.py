@@ -513,8 +513,7 @@ class SiteModel(BaseEstimator):
         model = self.for_blocks(blocks)
         if model is not self:
             return model.familiarity(blocks)
-        own = [block for block in blocks if not self.is_template(block)]
-        counted = own if any(block.chars for block in own) else blocks
+        counted = [block for block in blocks if not self.is_template(block)] or blocks
         chars = sum(block.chars for block in counted)
         known = sum(block.chars for block in counted if block.path in self.tag_paths_)
         return known / chars if chars else 1.0
