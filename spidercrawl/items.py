@@ -61,6 +61,7 @@ class PageItem(scrapy.Item):
     crawled_at = scrapy.Field()  # ISO 8601, UTC
     post_of = scrapy.Field()  # one post of a page of several: that page's URL (extract/posts.py)
     validators = scrapy.Field()  # the plain fetch's ETag / Last-Modified (capture/conditional.py)
+    page_digest = scrapy.Field()  # memory.page_digest of the HTML as the server sent it
 
 
 class ArticleItem(scrapy.Item):
@@ -88,5 +89,7 @@ class ArticleItem(scrapy.Item):
     update = scrapy.Field()  # "new" or "changed" since the last crawl (incremental crawls)
     post_of = scrapy.Field()  # for one post of a page of several: that page's URL
     # In the pipelines only (the delivery pipeline records and removes it): the page's
-    # ETag / Last-Modified, for a conditional fetch next time.
+    # ETag / Last-Modified, for a conditional fetch next time; the digest of its HTML, so
+    # that the same page extracted another way is no update.
     validators = scrapy.Field()
+    page_digest = scrapy.Field()

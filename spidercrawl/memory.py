@@ -7,9 +7,10 @@ ETag and Last-Modified) to ask the server whether it changed at all.
 
 For each site the memory holds every article delivered so far: its URL key
 (:func:`spidercrawl.urls.article_key`: one key for www/non-www, tracking parameters, AMP
-versions...), a hash of its title and text, and when it was first and last seen. An
-article whose key and hash are known is unchanged, one whose hash changed is an update, and
-one whose text is already known under another key is a duplicate (:meth:`SiteMemory.judge`).
+versions...), a hash of its title and text, a hash of the HTML it came from, and when it
+was first and last seen. An article whose key is known with the same text or from the
+same HTML is unchanged, one whose text changed on a changed page is an update, and one
+whose text is already known under another key is a duplicate (:meth:`SiteMemory.judge`).
 
 On one machine the memory survives a killed process (``kill -9``) at any moment:
 
@@ -54,6 +55,12 @@ def content_hash(title: str, text: str) -> str:
     return hashlib.sha256(folded.encode("utf-8")).hexdigest()[:32]
 
 
+def page_digest(html: str) -> str:
+    """A hash of a page's HTML as the server sent it: the same page fetched again unchanged
+    gives the same digest, whichever way it was then extracted."""
+    return hashlib.sha256(html.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class ArticleIdentity:
     """What the memory knows an article by."""
@@ -62,6 +69,7 @@ class ArticleIdentity:
     url: str
     digest: str  # content_hash of its title and text
     has_text: bool
+    page_digest: str = ""  # page_digest of the HTML it came from ("" when unknown)
 
 
 def article_identity(article: dict[str, Any]) -> ArticleIdentity:
@@ -71,7 +79,8 @@ def article_identity(article: dict[str, Any]) -> ArticleIdentity:
     if article.get("post_of"):  # posts of one page share its URL; their titles differ
         key = f"{key}#{content_hash(str(article.get('title') or ''), '')[:12]}"
     title, text = str(article.get("title") or ""), str(article.get("text") or "")
-    return ArticleIdentity(key, url, content_hash(title, text), bool(text))
+    page = str(article.get("page_digest") or "")
+    return ArticleIdentity(key, url, content_hash(title, text), bool(text), page)
 
 
 @dataclass
@@ -196,7 +205,7 @@ class SiteMemory:
     def judge(self, identity: ArticleIdentity) -> tuple[Verdict, str]:
         """Whether the article is new, changed, unchanged or a duplicate, and of what."""
         known = self.articles.get(identity.key)
-        if known is not None and known["hash"] == identity.digest:
+        if known is not None and _unchanged(known, identity):
             return "unchanged", known.get("first_seen", "")
         same_text = self.by_hash.get(identity.digest)
         if same_text is not None and same_text != identity.key and identity.has_text:
@@ -227,6 +236,8 @@ class SiteMemory:
             "first_seen": known["first_seen"] if known else now,
             "last_seen": now,
         }
+        if identity.page_digest:
+            record["page_hash"] = identity.page_digest
         line: dict[str, Any] = {"key": identity.key, **record}
         if offset is not None:
             line["offset"] = offset
@@ -255,6 +266,15 @@ class SiteMemory:
         # same records again, no harm.
         self.journal_path.unlink(missing_ok=True)
         self.dirty = 0
+
+
+def _unchanged(known: dict[str, str], identity: ArticleIdentity) -> bool:
+    """The same text, or the same page: a page the server sends unchanged is no update,
+    even where it was extracted another way this time (the fast path's rules instead of
+    the classifier, a relearned model, a page fetched twice around a killed worker)."""
+    if known["hash"] == identity.digest:
+        return True
+    return bool(identity.page_digest) and known.get("page_hash") == identity.page_digest
 
 
 def append_line(path: Path, line: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spidercrawl.memory import SiteMemory, article_identity
+from spidercrawl.memory import SiteMemory, article_identity, page_digest
 from spidercrawl.pipelines.articles_file import ArticlesFile, last_lines, repair_last_line
 from spidercrawl.sites import SiteSpec, read_sites_file, sites_from_arguments
 
@@ -116,6 +116,25 @@ def test_a_changed_article_is_an_update_and_its_old_text_no_duplicate(tmp_path: 
     reloaded = SiteMemory.load(tmp_path / "site.json")  # from the journal alone
     assert reloaded.articles[first.key]["first_seen"] == "then"
     assert reloaded.judge(changed)[0] == "unchanged"
+
+
+def test_the_same_page_extracted_another_way_is_no_update(tmp_path: Path) -> None:
+    """A page the server sends unchanged is not delivered again when this crawl cut it
+    differently (the fast path's rules after the classifier, a relearned model)."""
+    memory = SiteMemory.load(tmp_path / "site.json")
+    delivered = article_identity({**_article(1), "page_digest": page_digest("<p>v1</p>")})
+    memory.record(delivered, "then", None)
+    recut = {
+        **_article(1),
+        "text": "Story one, cut shorter.",
+        "page_digest": page_digest("<p>v1</p>"),
+    }
+    assert memory.judge(article_identity(recut))[0] == "unchanged"
+    edited = {**recut, "page_digest": page_digest("<p>v2</p>")}  # the page itself changed
+    assert memory.judge(article_identity(edited))[0] == "changed"
+    assert memory.judge(article_identity({**recut, "page_digest": ""}))[0] == "changed"
+    reloaded = SiteMemory.load(tmp_path / "site.json")  # the page's digest is in the journal
+    assert reloaded.judge(article_identity(recut))[0] == "unchanged"
 
 
 def test_last_lines_reads_a_large_file_from_its_end(tmp_path: Path) -> None:

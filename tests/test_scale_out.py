@@ -314,6 +314,28 @@ def test_a_request_stays_in_flight_until_its_page_and_those_it_replaced_are_done
     assert client.zcard("spidercrawl:requests") == 1 and not client.exists(second.inflight_key)
 
 
+def test_on_redis_the_same_page_extracted_another_way_is_no_update(redis_url) -> None:
+    """A page fetched twice around a killed worker, once rendered and once by the fast
+    path, was delivered twice ("changed"): the same HTML is the same article."""
+    import redis
+    from itemadapter import ItemAdapter
+
+    from spidercrawl.distributed.delivery import RedisDelivery
+    from spidercrawl.memory import article_identity, page_digest
+
+    delivery = RedisDelivery(redis.Redis.from_url(redis_url), "spidercrawl", incremental=True)
+    url, page = "http://127.0.0.1:1/story/", page_digest("<html>the story</html>")
+
+    def deliver(text: str, digest: str) -> str:
+        article = {"url": url, "title": "A story", "text": text, "page_digest": digest}
+        return delivery.deliver("site", article_identity(article), ItemAdapter(article), "now")[0]
+
+    assert deliver("The whole story, as the classifier cut it.", page) == "new"
+    assert deliver("The story, as the rules cut it.", page) == "unchanged"
+    assert deliver("The story, edited.", page_digest("<html>edited</html>")) == "changed"
+    assert deliver("The story, edited.", "") == "unchanged"  # its text is known
+
+
 def test_a_killed_worker_loses_nothing_when_started_again(
     demo_copies, redis_url, tmp_path, chromium_path
 ) -> None:

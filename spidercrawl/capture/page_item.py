@@ -8,6 +8,7 @@ from typing import Any
 from scrapy.http import Response
 
 from spidercrawl.items import PageItem
+from spidercrawl.memory import page_digest
 
 # Keys of the capture result copied into the item as they are.
 _CAPTURED_FIELDS = (
@@ -55,6 +56,11 @@ def build_page_item(
         item["fast_path_rejected"] = response.meta["fast_path_rejected"]
         item["fast_path_version"] = response.meta.get("fast_path_version", "")
     item["rendered_html"] = response.text if keep_html else ""
-    if keep_html and response.meta.get("raw_html"):
-        item["raw_html"] = response.meta["raw_html"]
+    raw_html = response.meta.get("raw_html")
+    if keep_html and raw_html:
+        item["raw_html"] = raw_html
+    if raw_html is None and item["capture_mode"] != "browser":
+        raw_html = response.text  # fetched plainly: the server's HTML itself
+    if raw_html:
+        item["page_digest"] = page_digest(raw_html)
     return item

@@ -25,14 +25,15 @@ from spidercrawl.memory import ArticleIdentity, PageValidators, Verdict
 
 # KEYS: articles, hashes, counts, stream, validators. ARGV: key, digest, has_text, now, url,
 # article (JSON, without "update"), site, incremental ("1"/"0"), page key, its validators
-# (JSON; "" when the page sent none).
+# (JSON; "" when the page sent none), the page's digest ("" when unknown). The same text,
+# or the same page (page_digest), is unchanged.
 _DELIVER = """
 if ARGV[9] ~= '' and ARGV[10] ~= '' then redis.call('HSET', KEYS[5], ARGV[9], ARGV[10]) end
 local known = redis.call('HGET', KEYS[1], ARGV[1])
 local record = nil
 if known then record = cjson.decode(known) end
 if ARGV[8] == '1' then
-  if record and record.hash == ARGV[2] then
+  if record and (record.hash == ARGV[2] or (ARGV[11] ~= '' and record.page_hash == ARGV[11])) then
     record.last_seen = ARGV[4]
     redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(record))
     redis.call('HINCRBY', KEYS[3], 'unchanged', 1)
@@ -51,8 +52,9 @@ if record then
   first = record.first_seen
   redis.call('HDEL', KEYS[2], record.hash)
 end
-redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(
-  {url = ARGV[5], hash = ARGV[2], first_seen = first, last_seen = ARGV[4]}))
+local entry = {url = ARGV[5], hash = ARGV[2], first_seen = first, last_seen = ARGV[4]}
+if ARGV[11] ~= '' then entry.page_hash = ARGV[11] end
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(entry))
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
 redis.call('HINCRBY', KEYS[3], verdict, 1)
 local id = redis.call('XADD', KEYS[4], '*', 'site', ARGV[7], 'update', verdict,
@@ -117,6 +119,7 @@ class RedisDelivery:
                 "1" if self.incremental else "0",
                 page[0] if page else "",
                 json.dumps(page[1]) if page else "",
+                identity.page_digest,
             ],
         )
         verdict, other = (v.decode() if isinstance(v, bytes) else str(v) for v in result)

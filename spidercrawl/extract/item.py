@@ -71,6 +71,7 @@ def article_item(
         crawled_at=page.get("crawled_at"),
         post_of=page.get("post_of") or "",
         validators=page.get("validators"),
+        page_digest=page.get("page_digest"),
     )
 
 

@@ -113,8 +113,9 @@ class DeliveryPipeline:
         memory = self._memory(site)
         validators = adapter.pop("validators", None)  # recorded here, not delivered
         page = (page_key(str(adapter.get("url") or "")), validators) if validators else None
+        digest = adapter.pop("page_digest", None) or ""  # recorded here, not delivered
         article = dict(adapter.items())  # shallow, once: identity and the file's line
-        identity = article_identity(article)
+        identity = article_identity({**article, "page_digest": digest})
         now = _now()
         if self.redis is not None:
             verdict, other = self.redis.deliver(site, identity, adapter, now, page)
