@@ -35,6 +35,7 @@ were a main cause of the paper's errors.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -225,8 +226,11 @@ class DensityExtractor:
     def extract_tree(self, root: lxml.html.HtmlElement) -> DensityResult:
         """Extract from a parsed document (it is modified: invisible elements are removed)."""
         remove_invisible(root, self.render_aware)
-        body = body_of(root)
-        measure = TextDensity(body)
+        return self.extract_measured(TextDensity(body_of(root)))
+
+    def extract_measured(self, measure: TextDensity) -> DensityResult:
+        """Extract from a measured body (its invisible elements already removed)."""
+        body = measure.body
         if not measure.chars[0]:
             return DensityResult(self.method, reason="the page has no visible text")
         density = measure.text_density if self.method == "cetd-ds" else measure.composite_density
@@ -344,3 +348,34 @@ def _ancestors(measure: TextDensity, nodes: set[int]) -> set[int]:
             found.add(parent)
             parent = measure.parent[parent]
     return found
+
+
+def rendered_page_measure(rendered_html: str) -> TextDensity | None:
+    """The render-aware densities of one rendered page's body, measured once however many
+    stages read them (the blocks' density features, the cold-start region): parsing the
+    page twice cost a fifth of a never-seen page's extraction time. None when the page is
+    no usable document. Callers only read it (it is shared)."""
+    return _measured(rendered_html)[0]
+
+
+@functools.lru_cache(maxsize=2)
+def rendered_page_density(rendered_html: str) -> DensityResult:
+    """The product's text density extraction (``DensityExtractor.product()``) of one
+    rendered page, on its shared measure (:func:`rendered_page_measure`), made once: the
+    blocks' extraction and the consensus both read it. Callers only read it (it is shared)."""
+    extractor = DensityExtractor.product()
+    measure, unusable = _measured(rendered_html)
+    if measure is None:
+        return DensityResult(extractor.method, reason=unusable)
+    return extractor.extract_measured(measure)
+
+
+@functools.lru_cache(maxsize=2)
+def _measured(rendered_html: str) -> tuple[TextDensity | None, str]:
+    """(the page's measure, "") or (None, why the page is no usable document)."""
+    try:
+        root = parse_html(rendered_html)
+    except UnusableDocumentError as error:
+        return None, str(error)
+    remove_invisible(root)
+    return TextDensity(body_of(root)), ""

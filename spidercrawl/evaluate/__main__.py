@@ -188,6 +188,21 @@ def _model_note(args: argparse.Namespace) -> str:
     return "a cross-site model per held-out dataset (one dataset: per fold of sites)"
 
 
+def _log_unseen_protocol(grid: dict, choice: dict) -> None:
+    """Every setting of the consensus tried, and the one each dataset got from the others."""
+    for setting, by_dataset in grid.items():
+        scores = "; ".join(
+            f"{d} F1 {v['f1']:.3f}, {v['pages_per_s']:.1f} pages/s" for d, v in by_dataset.items()
+        )
+        logger.info("unseen with %s (own_bonus~density_agreement): %s", setting, scores)
+    for dataset, chosen in choice.items():
+        logger.info(
+            "unseen on %s: own_bonus %s, density_agreement %s (chosen on %s)",
+            dataset, chosen["own_bonus"], chosen["density_agreement"],
+            ", ".join(chosen["chosen_on"]) or "-",
+        )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     # Our progress at INFO; peers' own chatter (per-page parser warnings) only when it is an error.
     logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(levelname)s %(message)s")
@@ -225,15 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                 extra["protocol"] = {
                     "unseen": {"own_bonus": choice, "models": _model_note(args), "grid": grid}
                 }
-                for bonus, by_dataset in grid.items():
-                    logger.info("unseen with own_bonus %s: %s", bonus, "; ".join(
-                        f"{d} F1 {v['f1']:.3f}, {v['pages_per_s']:.1f} pages/s"
-                        for d, v in by_dataset.items()
-                    ))  # fmt: skip
-                for dataset, chosen in choice.items():
-                    on = ", ".join(chosen["chosen_on"]) or "-"
-                    logger.info("unseen on %s: own_bonus %s (chosen on %s)", dataset,
-                                chosen["own_bonus"], on)  # fmt: skip
+                _log_unseen_protocol(grid, choice)
             records.extend(method_records)
             extra.update(outcome)
             logger.info("%s done in %.1f s", method, time.monotonic() - method_started)

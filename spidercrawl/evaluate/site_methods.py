@@ -27,8 +27,10 @@ Sites are independent, so they run in parallel worker processes.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import resource
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +41,7 @@ from spidercrawl.document.html import decode_html
 from spidercrawl.document.page import first_description
 from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
-from spidercrawl.extract.consensus import OWN, OWN_BONUS, ConsensusExtractor
+from spidercrawl.extract.consensus import DENSITY_AGREEMENT, OWN, OWN_BONUS, ConsensusExtractor
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.model import SiteModel
@@ -266,14 +268,18 @@ def run_learned(job: SiteJob) -> SiteOutcome:
     return outcome
 
 
-# ``own_bonus`` values of the consensus tried; over several datasets the evaluation picks,
-# for each dataset, the one that scores best on the others (:func:`choose_unseen_bonus`).
+# The consensus's constants tried: ``own_bonus``, and ``density_agreement`` (None: off).
+# Over several datasets the evaluation picks, for each dataset, a setting by its scores on
+# the others (:func:`choose_unseen_bonus`).
 UNSEEN_BONUS_GRID = (0.0, 0.05, 0.1, 0.2, 0.3)
+UNSEEN_AGREEMENT_GRID = (None, 0.95, 0.9)
+UNSEEN_GRID = [(b, a) for a in UNSEEN_AGREEMENT_GRID for b in UNSEEN_BONUS_GRID]
 UNSEEN_BLOCKS = "unseen-blocks"  # our cross-site extractor alone, for comparison
 
 
-def unseen_variant(bonus: float) -> str:
-    return f"unseen@{bonus:g}"
+def unseen_variant(bonus: float, agreement: float | None = None) -> str:
+    """``unseen@0.1``; with a density agreement, ``unseen@0.1~0.9``."""
+    return f"unseen@{bonus:g}" + ("" if agreement is None else f"~{agreement:g}")
 
 
 _consensus_extractors: dict[str | None, ConsensusExtractor | None] = {}
@@ -301,7 +307,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
     the peers, :mod:`spidercrawl.extract.consensus`), once per ``own_bonus`` of the grid,
     plus our blocks alone (``unseen-blocks``)."""
     consensus = _consensus(job)
-    variants = [unseen_variant(b) for b in UNSEEN_BONUS_GRID]
+    variants = [unseen_variant(b, a) for b, a in UNSEEN_GRID]
     records = []
     for page_id in sorted(job.page_ids):
         gold, page = _gold(job, page_id), job.pages.get(page_id)
@@ -315,6 +321,9 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         started = time.perf_counter()
         own = consensus.unseen.extract(page)
         own_seconds = time.perf_counter() - started
+        began = time.perf_counter()
+        density_agreement = consensus.agreement_with_density(page, own)
+        agreement_seconds = time.perf_counter() - began
         peers, peer_seconds = {}, {}
         for name in consensus.peers:  # each timed: the slower is not run where it cannot win
             began = time.perf_counter()
@@ -322,17 +331,20 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             peer_seconds[name] = time.perf_counter() - began
         found = {OWN: own, **peers}
         texts: dict[str, str] = {}  # article text per chosen candidate, made once
-        grid = zip(variants, UNSEEN_BONUS_GRID, strict=True)
+        grid = zip(variants, UNSEEN_GRID, strict=True)
         first = consensus.first_peer
-        for method, bonus in [(UNSEEN_BLOCKS, None), *grid]:
+        for method, (bonus, agreement) in [(UNSEEN_BLOCKS, (None, None)), *grid]:
             began = time.perf_counter()
             if bonus is None or not peers:
                 chosen, how, extra = own, "", 0.0
+            elif agreement is not None and density_agreement >= agreement:
+                chosen, how, extra = own, "text density agreeing", agreement_seconds
             elif consensus.settled(own, peers[first], bonus) is not None:
-                chosen, how, extra = own, f"{first} agreeing", peer_seconds[first]
+                chosen, how = own, f"{first} agreeing"
+                extra = peer_seconds[first] + (agreement_seconds if agreement else 0.0)
             else:
                 chosen, how = consensus.choose(found, bonus)
-                extra = sum(peer_seconds.values())
+                extra = sum(peer_seconds.values()) + (agreement_seconds if agreement else 0.0)
             source = getattr(chosen, "source", OWN)
             if source not in texts:
                 texts[source] = _article_text(page, chosen, "unseen")
@@ -343,10 +355,11 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
 
 
 def unseen_grid(records: Sequence[PageRecord]) -> dict[str, dict[str, dict[str, float]]]:
-    """Every ``own_bonus`` of the grid, per dataset: mean F1 (special cases apart) and
-    pages/s, before one is chosen. The crawl ships ``OWN_BONUS``; this says what it scores
-    and how fast it is next to the chosen one (a bonus above 0 lets the slower peer rest
-    where the quicker one agrees with our blocks)."""
+    """Every setting of the grid (``own_bonus``, or ``own_bonus~density_agreement``), per
+    dataset: mean F1 (special cases apart) and pages/s, before one is chosen. The crawl ships
+    ``OWN_BONUS`` and ``DENSITY_AGREEMENT``; this says what each scores and how fast it is
+    (a bonus above 0 lets the slower peer rest where the quicker one agrees with our blocks;
+    a density agreement lets both rest where text density agrees with them)."""
     f1s: dict[tuple[str, str], list[float]] = {}
     seconds: dict[tuple[str, str], list[float]] = {}
     for record in records:
@@ -356,9 +369,9 @@ def unseen_grid(records: Sequence[PageRecord]) -> dict[str, dict[str, dict[str, 
             if not record.special_case:
                 f1s.setdefault(key, []).append(record.f1)
     grid: dict[str, dict[str, dict[str, float]]] = {}
-    for (bonus, dataset), spent in sorted(seconds.items()):
-        scores = f1s.get((bonus, dataset), [])
-        grid.setdefault(bonus, {})[dataset] = {
+    for (setting, dataset), spent in sorted(seconds.items()):
+        scores = f1s.get((setting, dataset), [])
+        grid.setdefault(setting, {})[dataset] = {
             "f1": round(sum(scores) / len(scores), 4) if scores else 0.0,
             "pages_per_s": round(len(spent) / sum(spent), 2) if sum(spent) > 0 else 0.0,
         }
@@ -366,35 +379,60 @@ def unseen_grid(records: Sequence[PageRecord]) -> dict[str, dict[str, dict[str, 
 
 
 def choose_unseen_bonus(records: Sequence[PageRecord]) -> tuple[list[PageRecord], dict]:
-    """Leave one dataset out: each dataset's ``unseen`` records are the grid variant that
-    scores best (mean F1 of the other datasets' page means) on the *other* datasets. With
-    one dataset, the shipped ``OWN_BONUS``. Returns the records (grid variants replaced by
+    """Leave one dataset out: each dataset's ``unseen`` records are those of the grid
+    setting chosen on the *other* datasets, by the one-standard-error rule (Breiman et al.;
+    Hastie, Tibshirani & Friedman, *Elements of Statistical Learning*, 7.10): of the
+    settings whose F1 there (the mean of the datasets' page means) is within one standard
+    error of the best setting's, the fastest (pages/s there). With one dataset, the shipped
+    ``OWN_BONUS`` and ``DENSITY_AGREEMENT``. Returns the records (grid variants replaced by
     ``unseen``) and the choice per dataset."""
-    by_variant: dict[str, dict[str, list[float]]] = {}
+    f1s: dict[str, dict[str, list[float]]] = {}
+    seconds: dict[str, dict[str, list[float]]] = {}
     for record in records:
-        if record.method.startswith("unseen@") and not record.special_case:
-            by_variant.setdefault(record.method, {}).setdefault(record.dataset, []).append(
-                record.f1
+        if record.method.startswith("unseen@"):
+            seconds.setdefault(record.method, {}).setdefault(record.dataset, []).append(
+                record.seconds
             )
+            if not record.special_case:
+                f1s.setdefault(record.method, {}).setdefault(record.dataset, []).append(record.f1)
     datasets = sorted({record.dataset for record in records})
     chosen: dict[str, dict[str, object]] = {}
     for dataset in datasets:
         others = [d for d in datasets if d != dataset]
         if not others:
-            chosen[dataset] = {"own_bonus": OWN_BONUS, "chosen_on": []}
+            chosen[dataset] = {
+                "own_bonus": OWN_BONUS, "density_agreement": DENSITY_AGREEMENT, "chosen_on": []
+            }  # fmt: skip
             continue
 
-        def score(variant: str, others: list[str] = others) -> float:
-            means = [sum(v) / len(v) for d in others if (v := by_variant.get(variant, {}).get(d))]
+        def f1(variant: str, others: list[str] = others) -> float:
+            means = [sum(v) / len(v) for d in others if (v := f1s.get(variant, {}).get(d))]
             return sum(means) / len(means) if means else float("-inf")
 
-        best = max(UNSEEN_BONUS_GRID, key=lambda b: score(unseen_variant(b)))
-        chosen[dataset] = {"own_bonus": best, "chosen_on": others}
+        def speed(variant: str, others: list[str] = others) -> float:
+            spent = [s for d in others for s in seconds.get(variant, {}).get(d, [])]
+            return len(spent) / sum(spent) if sum(spent) > 0 else 0.0
+
+        def standard_error(variant: str, others: list[str] = others) -> float:
+            samples = [v for d in others if len(v := f1s.get(variant, {}).get(d, [])) > 1]
+            variance = sum(statistics.variance(v) / len(v) for v in samples)
+            return math.sqrt(variance) / len(samples) if samples else 0.0
+
+        best = max((unseen_variant(*s) for s in UNSEEN_GRID), key=f1)
+        bar = f1(best) - standard_error(best)
+        good = [s for s in UNSEEN_GRID if f1(unseen_variant(*s)) >= bar]
+        bonus, agreement = max(good, key=lambda s: speed(unseen_variant(*s)))
+        chosen[dataset] = {
+            "own_bonus": bonus, "density_agreement": agreement, "chosen_on": others
+        }  # fmt: skip
     kept = []
     for record in records:
         if not record.method.startswith("unseen@"):
             kept.append(record)
-        elif record.method == unseen_variant(float(chosen[record.dataset]["own_bonus"])):
+            continue
+        choice = chosen[record.dataset]
+        setting = (float(choice["own_bonus"]), choice["density_agreement"])  # type: ignore[arg-type]
+        if record.method == unseen_variant(*setting):
             record.method = "unseen"
             kept.append(record)
     return kept, chosen

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from spidercrawl.document.density import DensityExtractor, DensityResult
+from spidercrawl.document.density import DensityResult, rendered_page_density
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import Extraction, SiteModel
 
@@ -22,7 +22,7 @@ def cold_start_extraction(page: Mapping[str, Any]) -> DensityResult:
     html = page.get("rendered_html") or ""
     if not html:
         return DensityResult("cectd-ds", reason="the page item has no rendered_html")
-    return DensityExtractor.product().extract(html)
+    return rendered_page_density(html)
 
 
 def block_indices(result: DensityResult) -> set[int]:

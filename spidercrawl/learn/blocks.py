@@ -113,17 +113,14 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
     """Block number -> (text density, composite text density) of its element (CETD).
 
     The capture script marks each block's element with ``data-sc-block``; text density runs
-    render-aware on the rendered DOM. Empty when the page has no usable rendered HTML.
+    render-aware on the rendered DOM (measured once per page:
+    :func:`rendered_page_measure`). Empty when the page has no usable rendered HTML.
     """
-    from spidercrawl.document.density import TextDensity, body_of, remove_invisible
-    from spidercrawl.document.html import UnusableDocumentError, parse_html
+    from spidercrawl.document.density import rendered_page_measure
 
-    try:
-        root = parse_html(rendered_html)
-    except UnusableDocumentError:
+    measure = rendered_page_measure(rendered_html)
+    if measure is None:
         return {}
-    remove_invisible(root)
-    measure = TextDensity(body_of(root))
     densities = {}
     for i, element in enumerate(measure.nodes):
         number = element.get("data-sc-block")

@@ -153,10 +153,26 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
 
     def transform(self, blocks: Iterable[Block]) -> sp.csr_matrix:
         blocks = list(blocks)
-        parts = [
-            self.discrete_.transform([_discrete(b, self.groups, self.class_words) for b in blocks])
-        ]
+        parts = [self._one_hot(blocks)]
         if self.scaler_ is not None:
             continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
             parts.append(sp.csr_matrix(self.scaler_.transform(continuous.reshape(len(blocks), -1))))
         return sp.hstack(parts, format="csr")
+
+    def _one_hot(self, blocks: Sequence[Block]) -> sp.csr_matrix:
+        """The discrete features over the fitted vocabulary (``DictVectorizer.transform``'s
+        matrix, every value 1, unknown names left out), built straight as CSR: the
+        vectorizer's general path was a quarter of a never-seen page's extraction time."""
+        vocabulary = self.discrete_.vocabulary_
+        columns: list[int] = []
+        row_starts = [0]
+        for block in blocks:
+            for name in _discrete(block, self.groups, self.class_words):
+                column = vocabulary.get(name)
+                if column is not None:
+                    columns.append(column)
+            row_starts.append(len(columns))
+        return sp.csr_matrix(
+            (np.ones(len(columns)), np.array(columns, dtype=np.int32), np.array(row_starts)),
+            shape=(len(blocks), len(vocabulary)),
+        )

@@ -30,7 +30,8 @@ class Step:
         """A step from the capture script's ``{name, id, classes}`` description; equal
         descriptions give one shared object (a site's blocks repeat a few hundred steps
         thousands of times: peak memory of learning 100 pages 257 -> 184 MiB)."""
-        classes = frozenset(str(c) for c in element.get("classes") or [] if c)
+        raw_classes = element.get("classes")
+        classes = frozenset(str(c) for c in raw_classes if c) if raw_classes else frozenset()
         return _shared_step(
             str(element.get("name", "")).lower(), str(element.get("id") or ""), classes
         )
@@ -50,11 +51,7 @@ class Step:
 
     def css(self) -> str:
         """``tag#id.class1.class2`` (classes sorted)."""
-        return (
-            self.name
-            + (f"#{self.id}" if self.id else "")
-            + "".join(f".{c}" for c in sorted(self.classes))
-        )
+        return _css(self)
 
     def xpath(self) -> str:
         tests = [f"@id={_xpath_literal(self.id)}"] if self.id else []
@@ -71,6 +68,13 @@ class Step:
 
 
 SelectorPath = tuple[Step, ...]
+
+
+@functools.lru_cache(maxsize=65536)
+def _css(step: Step) -> str:
+    """A step's CSS, made once per step (every block of a page spells out its path)."""
+    classes = "".join(f".{c}" for c in sorted(step.classes))
+    return step.name + (f"#{step.id}" if step.id else "") + classes
 
 
 @functools.lru_cache(maxsize=65536)
