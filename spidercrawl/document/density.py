@@ -62,11 +62,11 @@ PRODUCT_REGION_SHARE = 0.5
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "iframe", "object", "svg", "head")
 LINK_TAGS = frozenset({"a", "button", "select"})
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_WHITESPACE = re.compile(r"\s+")
 
 
 def _chars(text: str | None) -> int:
-    return len(_WHITESPACE.sub("", text)) if text else 0
+    """Characters that are not whitespace (``str.split`` and ``\\s`` agree on what is)."""
+    return len("".join(text.split())) if text else 0
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ class TextDensity:
     def __init__(self, body: lxml.html.HtmlElement) -> None:
         self.body = body
         # Pre-order: a parent always comes before its children.
-        self.nodes = [el for el in body.iter() if isinstance(el.tag, str)]
+        self.nodes = list(body.iter(etree.Element))  # elements only: no comments, no PIs
         self.index = {el: i for i, el in enumerate(self.nodes)}
         n = len(self.nodes)
         self.parent = [-1] * n
