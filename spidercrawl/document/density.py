@@ -69,29 +69,15 @@ def _chars(text: str | None) -> int:
     return len("".join(text.split())) if text else 0
 
 
-@dataclass(frozen=True)
-class NodeDensity:
-    """The counts and densities of one element (what other components read)."""
-
-    chars: int
-    tags: int
-    link_chars: int
-    link_tags: int
-    text_density: float
-    composite_density: float
-    density_sum: float  # over the densities of the method in use
-
-
 @dataclass
 class DensityResult:
-    """An extraction: text, clean HTML, paragraphs, and the per-node densities behind it."""
+    """An extraction: text, clean HTML, paragraphs, and the threshold behind it."""
 
     method: str
     text: str = ""
     html: str = ""
     paragraphs: list[Paragraph] = field(default_factory=list)
     threshold: float = 0.0
-    densities: dict[lxml.html.HtmlElement, NodeDensity] = field(default_factory=dict)
     content: set[lxml.html.HtmlElement] = field(default_factory=set)  # elements kept
     reason: str = ""  # why the text is empty; "" when it is not
 
@@ -242,18 +228,6 @@ class DensityExtractor:
         if self.min_region_share:
             marked = self._main_regions(measure, marked)
         keep, pass_through = self._content_nodes(measure, density, marked, threshold)
-        densities = {
-            el: NodeDensity(
-                measure.chars[i],
-                measure.tags[i],
-                measure.link_chars[i],
-                measure.link_tags[i],
-                measure.text_density[i],
-                measure.composite_density[i],
-                density_sum[i],
-            )
-            for i, el in enumerate(measure.nodes)
-        }
         paragraphs = list(element_paragraphs(body, keep | pass_through, pass_through))
         result = DensityResult(
             self.method,
@@ -261,7 +235,6 @@ class DensityExtractor:
             html=paragraphs_html(paragraphs),
             paragraphs=paragraphs,
             threshold=threshold,
-            densities=densities,
             content=keep,
         )
         if not result.text:

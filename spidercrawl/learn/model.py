@@ -498,7 +498,9 @@ class SiteModel(BaseEstimator):
         model = self.for_blocks(blocks)
         if model is not self:
             return model.decision(blocks)
-        return self.svm_.decision_function(self.vectorizer_.transform(blocks))
+        return self.vectorizer_.linear_decision(
+            blocks, self.svm_.coef_[0], float(self.svm_.intercept_[0])
+        )
 
     def familiarity(self, blocks: Sequence[Block]) -> float:
         """The share of a page's own text in blocks whose tag path occurs on the training
