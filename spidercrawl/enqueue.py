@@ -23,22 +23,23 @@ from typing import Any
 
 from scrapy.utils.project import get_project_settings
 
-from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
+from spidercrawl.distributed import (
+    RedisUnavailableError,
+    as_text,
+    checked_redis_client,
+    key_prefix,
+)
 from spidercrawl.distributed.sites import push_sites
 from spidercrawl.sites import SiteSpec, read_sites_file
-
-
-def _text(value: object) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def status(redis: Any, prefix: str) -> list[str]:
     """One line per site: pages claimed and the verdicts so far; then the queues."""
     lines = []
     for raw in sorted(redis.hkeys(f"{prefix}:sites")):
-        site = _text(raw)
+        site = as_text(raw)
         values = redis.hgetall(f"{prefix}:counts:{site}")
-        counts = {_text(k): int(v) for k, v in values.items()}
+        counts = {as_text(k): int(v) for k, v in values.items()}
         claimed = redis.scard(f"{prefix}:claimed:render:{site}")
         verdicts = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("new", "changed", "unchanged"))
         lines.append(f"{site}: {claimed} pages claimed; {verdicts}")

@@ -28,6 +28,11 @@ from scrapy.settings import BaseSettings
 logger = logging.getLogger(__name__)
 
 
+def as_text(value: object) -> str:
+    """A value Redis sent back (bytes) as text: our keys and values are UTF-8."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
 class RedisUnavailableError(RuntimeError):
     """Redis cannot be reached, or cannot be used: the message says where and why."""
 

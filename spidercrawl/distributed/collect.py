@@ -20,7 +20,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-from spidercrawl.distributed import key_prefix
+from spidercrawl.distributed import as_text, key_prefix
 from spidercrawl.files import safe_name
 from spidercrawl.pipelines.articles_file import (
     ArticlesFile,
@@ -31,10 +31,6 @@ from spidercrawl.pipelines.articles_file import (
 from spidercrawl.pipelines.jsonfeed import write_site_feed
 
 logger = logging.getLogger(__name__)
-
-
-def _text(value: Any) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _stream_order(entry_id: str) -> tuple[int, int]:
@@ -81,7 +77,7 @@ class Collector:
         """The id of the last article written, read from the files' last lines."""
         last = "0-0"
         for raw in self.redis.hkeys(f"{self.prefix}:sites"):
-            path = self._path(_text(raw))
+            path = self._path(as_text(raw))
             repair_last_line(path)
             for article in last_lines(path, 1):
                 delivered = str(article.get("delivery_id") or "0-0")
@@ -98,19 +94,19 @@ class Collector:
             if not entries:
                 break
             for entry_id, fields in entries:
-                values = {_text(k): _text(v) for k, v in fields.items()}
+                values = {as_text(k): as_text(v) for k, v in fields.items()}
                 site = values.get("site", "unknown")
                 try:
                     article = json.loads(values.get("article", "{}"))
                 except ValueError:
-                    logger.error("Stream entry %s is not an article: skipped", _text(entry_id))
+                    logger.error("Stream entry %s is not an article: skipped", as_text(entry_id))
                     continue
                 article["update"] = values.get("update", "new")
-                article["delivery_id"] = _text(entry_id)
+                article["delivery_id"] = as_text(entry_id)
                 self._file(site).append(article)
                 self.written[site] = self.written.get(site, 0) + 1
                 total += 1
-            after = _text(entries[-1][0])
+            after = as_text(entries[-1][0])
         if total:
             self.redis.xtrim(self.stream, minid=after)  # what is in the files may go
         return total
@@ -136,9 +132,9 @@ class Collector:
         """Per site: the verdicts counted by the workers so far."""
         counts = {}
         for raw in self.redis.hkeys(f"{self.prefix}:sites"):
-            site = _text(raw)
+            site = as_text(raw)
             values = self.redis.hgetall(f"{self.prefix}:counts:{site}")
-            counts[site] = {_text(k): int(v) for k, v in values.items()}
+            counts[site] = {as_text(k): int(v) for k, v in values.items()}
         return counts
 
 

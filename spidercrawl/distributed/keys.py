@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from spidercrawl.distributed import as_text
+
 # The name after ``PREFIX:`` ("*": a site or worker name) -> the Redis type we keep there.
 KEY_TYPES: dict[str, str] = {
     "requests": "zset",  # scrapy-redis's priority queue
@@ -71,24 +73,20 @@ def check_keys(redis: Any, prefix: str, batch: int = 1000) -> KeyCheck:
     """Compare every key under ``prefix:`` with :data:`KEY_TYPES` (SCAN, so a big Redis is
     read in batches without blocking it)."""
     check = KeyCheck()
-    keys = [_text(k) for k in redis.scan_iter(match=f"{_escape(prefix)}:*", count=batch)]
+    keys = [as_text(k) for k in redis.scan_iter(match=f"{_escape(prefix)}:*", count=batch)]
     for start in range(0, len(keys), batch):
         chunk = keys[start : start + batch]
         pipe = redis.pipeline(transaction=False)
         for key in chunk:
             pipe.type(key)
         for key, kind in zip(chunk, pipe.execute(), strict=True):
-            kind = _text(kind)
+            kind = as_text(kind)
             wanted = expected_type(key[len(prefix) + 1 :])
             if wanted is None:
                 check.foreign.append(key)
             elif kind != wanted and kind != "none":  # "none": gone since the SCAN
                 check.wrong.append(f"{key} is a {kind}, not a {wanted}")
     return check
-
-
-def _text(value: object) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _escape(prefix: str) -> str:

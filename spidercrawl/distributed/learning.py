@@ -18,7 +18,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-from spidercrawl.distributed import GUARD, key_prefix, redis_client
+from spidercrawl.distributed import GUARD, as_text, key_prefix, redis_client
 from spidercrawl.distributed.scheduler import worker_id
 
 logger = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class SharedLearning:
 
     def locked_by_other(self, site: str) -> bool:
         holder = GUARD(self.redis.get, f"{self.prefix}:learning:{site}")
-        return bool(holder) and _text(holder) != self.worker
+        return bool(holder) and as_text(holder) != self.worker
 
     def unlock(self, site: str) -> None:
         GUARD(self.release_script, keys=[f"{self.prefix}:learning:{site}"], args=[self.worker])
@@ -100,13 +100,9 @@ class SharedLearning:
 
     def published_version(self, site: str) -> str:
         raw = GUARD(self.redis.hget, f"{self.prefix}:model:{site}", "version")
-        return _text(raw or "")
+        return as_text(raw or "")
 
     def published_files(self, site: str) -> dict[str, bytes]:
         entries = GUARD(self.redis.hgetall, f"{self.prefix}:model:{site}")
-        names = {_text(k): v for k, v in entries.items()}
+        names = {as_text(k): v for k, v in entries.items()}
         return {k: v for k, v in names.items() if k not in ("version", "by")}
-
-
-def _text(value: object) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

@@ -44,7 +44,7 @@ from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet import reactor, task
 
-from spidercrawl.distributed import GUARD, NotDelivered, key_prefix
+from spidercrawl.distributed import GUARD, NotDelivered, as_text, key_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class ReliableScheduler(Scheduler):
             self._requeue(self.worker)
         else:  # every request it was handed is done; one Redis took for it but it never got
             # (a reply lost to a restart, the step retried) was not: put it back
-            entries = {_text(e) for e in self.server.hkeys(self.inflight_key)}
+            entries = {as_text(e) for e in self.server.hkeys(self.inflight_key)}
             never_handed = sorted(entries - self.handed_out)
             if never_handed:
                 count = self._requeue(self.worker, never_handed)
@@ -190,7 +190,7 @@ class ReliableScheduler(Scheduler):
         request = self.queue._decode_request(encoded)
         # The entries of the requests this one replaced (a plain fetch before its render,
         # a fast-path page rendered after all) are done when it is.
-        entry = _text(entry)
+        entry = as_text(entry)
         self.handed_out.add(entry)
         request.meta[INFLIGHT_META] = [*request.meta.get(INFLIGHT_META, []), entry]
         if self.stats:
@@ -245,7 +245,7 @@ class ReliableScheduler(Scheduler):
         """Put back the in-flight requests of workers whose heartbeat stopped."""
         recovered = 0
         for raw in self.server.smembers(f"{self.prefix}:workers"):
-            other = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+            other = as_text(raw)
             if other == self.worker or self.server.exists(f"{self.prefix}:worker:{other}"):
                 continue
             # One worker recovers a dead one; the lock expires if that worker dies too.
@@ -321,7 +321,3 @@ class InflightMiddleware:
         if isinstance(scheduler, ReliableScheduler) and not scheduler.redis_failed:
             with contextlib.suppress(NotDelivered):
                 GUARD(scheduler.done, response.request)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

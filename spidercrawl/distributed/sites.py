@@ -18,7 +18,7 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from spidercrawl.distributed import GUARD, NotDelivered, key_prefix, redis_client
+from spidercrawl.distributed import GUARD, NotDelivered, as_text, key_prefix, redis_client
 from spidercrawl.sites import Ledger, SiteSpec, parse_site_line
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class RedisSiteQueue:
                 return None
             if raw is None:
                 return None
-            line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+            line = as_text(raw)
             try:
                 spec = parse_site_line(line)
             except ValueError as error:
