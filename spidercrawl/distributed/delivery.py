@@ -20,7 +20,7 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy.settings import BaseSettings
 
-from spidercrawl.distributed import GUARD, key_prefix, redis_client
+from spidercrawl.distributed import GUARD, as_text, key_prefix, redis_client
 from spidercrawl.memory import ArticleIdentity, PageValidators, Verdict
 
 # KEYS: articles, hashes, counts, stream, validators. ARGV: key, digest, has_text, now, url,
@@ -122,7 +122,7 @@ class RedisDelivery:
                 identity.page_digest,
             ],
         )
-        verdict, other = (v.decode() if isinstance(v, bytes) else str(v) for v in result)
+        verdict, other = (as_text(v) for v in result)
         return verdict, other  # type: ignore[return-value]
 
     def describe(self) -> str:

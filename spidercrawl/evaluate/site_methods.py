@@ -341,10 +341,12 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
                 chosen, how, extra = own, "text density agreeing", agreement_seconds
             elif consensus.settled(own, peers[first], bonus) is not None:
                 chosen, how = own, f"{first} agreeing"
-                extra = peer_seconds[first] + (agreement_seconds if agreement else 0.0)
+                extra = peer_seconds[first] + (0.0 if agreement is None else agreement_seconds)
             else:
                 chosen, how = consensus.choose(found, bonus)
-                extra = sum(peer_seconds.values()) + (agreement_seconds if agreement else 0.0)
+                extra = sum(peer_seconds.values()) + (
+                    0.0 if agreement is None else agreement_seconds
+                )
             source = getattr(chosen, "source", OWN)
             if source not in texts:
                 texts[source] = _article_text(page, chosen, "unseen")
@@ -360,22 +362,32 @@ def unseen_grid(records: Sequence[PageRecord]) -> dict[str, dict[str, dict[str, 
     ``OWN_BONUS`` and ``DENSITY_AGREEMENT``; this says what each scores and how fast it is
     (a bonus above 0 lets the slower peer rest where the quicker one agrees with our blocks;
     a density agreement lets both rest where text density agrees with them)."""
-    f1s: dict[tuple[str, str], list[float]] = {}
-    seconds: dict[tuple[str, str], list[float]] = {}
+    f1s, seconds = _grid_samples(records)
+    grid: dict[str, dict[str, dict[str, float]]] = {}
+    for variant, by_dataset in sorted(seconds.items()):
+        for dataset, spent in sorted(by_dataset.items()):
+            scores = f1s.get(variant, {}).get(dataset, [])
+            grid.setdefault(variant.removeprefix("unseen@"), {})[dataset] = {
+                "f1": round(sum(scores) / len(scores), 4) if scores else 0.0,
+                "pages_per_s": round(len(spent) / sum(spent), 2) if sum(spent) > 0 else 0.0,
+            }
+    return grid
+
+
+Samples = dict[str, dict[str, list[float]]]  # grid variant -> dataset -> one value per page
+
+
+def _grid_samples(records: Sequence[PageRecord]) -> tuple[Samples, Samples]:
+    """The grid variants' page F1s (special cases apart) and page seconds, by dataset."""
+    f1s: Samples = {}
+    seconds: Samples = {}
     for record in records:
         if record.method.startswith("unseen@"):
-            key = (record.method.removeprefix("unseen@"), record.dataset)
-            seconds.setdefault(key, []).append(record.seconds)
+            by_dataset = seconds.setdefault(record.method, {})
+            by_dataset.setdefault(record.dataset, []).append(record.seconds)
             if not record.special_case:
-                f1s.setdefault(key, []).append(record.f1)
-    grid: dict[str, dict[str, dict[str, float]]] = {}
-    for (setting, dataset), spent in sorted(seconds.items()):
-        scores = f1s.get((setting, dataset), [])
-        grid.setdefault(setting, {})[dataset] = {
-            "f1": round(sum(scores) / len(scores), 4) if scores else 0.0,
-            "pages_per_s": round(len(spent) / sum(spent), 2) if sum(spent) > 0 else 0.0,
-        }
-    return grid
+                f1s.setdefault(record.method, {}).setdefault(record.dataset, []).append(record.f1)
+    return f1s, seconds
 
 
 def choose_unseen_bonus(records: Sequence[PageRecord]) -> tuple[list[PageRecord], dict]:
@@ -386,15 +398,7 @@ def choose_unseen_bonus(records: Sequence[PageRecord]) -> tuple[list[PageRecord]
     error of the best setting's, the fastest (pages/s there). With one dataset, the shipped
     ``OWN_BONUS`` and ``DENSITY_AGREEMENT``. Returns the records (grid variants replaced by
     ``unseen``) and the choice per dataset."""
-    f1s: dict[str, dict[str, list[float]]] = {}
-    seconds: dict[str, dict[str, list[float]]] = {}
-    for record in records:
-        if record.method.startswith("unseen@"):
-            seconds.setdefault(record.method, {}).setdefault(record.dataset, []).append(
-                record.seconds
-            )
-            if not record.special_case:
-                f1s.setdefault(record.method, {}).setdefault(record.dataset, []).append(record.f1)
+    f1s, seconds = _grid_samples(records)
     datasets = sorted({record.dataset for record in records})
     chosen: dict[str, dict[str, object]] = {}
     for dataset in datasets:

@@ -166,31 +166,30 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
         matrix: each block's one-hot weights summed straight from its feature names, and
         its scaled continuous values times theirs. The same margins up to rounding; the
         matrix and sklearn's checks were a fifth of a never-seen page's extraction."""
-        vocabulary = self.discrete_.vocabulary_
-        columns: list[int] = []
-        rows: list[int] = []
-        for row, block in enumerate(blocks):
-            for name in _discrete(block, self.groups, self.class_words):
-                column = vocabulary.get(name)
-                if column is not None:
-                    columns.append(column)
-                    rows.append(row)
-        discrete_weights = coef[: len(vocabulary)]
-        scores = np.bincount(
-            np.array(rows, dtype=np.intp),
-            weights=discrete_weights[np.array(columns, dtype=np.intp)],
-            minlength=len(blocks),
-        ).astype(float)
+        columns, row_starts = self._columns(blocks)
+        rows = np.repeat(np.arange(len(blocks)), np.diff(row_starts))
+        discrete_weights = coef[: len(self.discrete_.vocabulary_)]
+        scores = np.bincount(rows, weights=discrete_weights[columns], minlength=len(blocks))
         if self.scaler_ is not None:
             continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
             scaled = (continuous - self.scaler_.mean_) / self.scaler_.scale_
-            scores += scaled @ coef[len(vocabulary) :]
+            scores += scaled @ coef[len(discrete_weights) :]
         return scores + intercept
 
     def _one_hot(self, blocks: Sequence[Block]) -> sp.csr_matrix:
         """The discrete features over the fitted vocabulary (``DictVectorizer.transform``'s
         matrix, every value 1, unknown names left out), built straight as CSR: the
         vectorizer's general path was a quarter of a never-seen page's extraction time."""
+        columns, row_starts = self._columns(blocks)
+        return sp.csr_matrix(
+            (np.ones(len(columns)), columns, row_starts),
+            shape=(len(blocks), len(self.discrete_.vocabulary_)),
+        )
+
+    def _columns(self, blocks: Sequence[Block]) -> tuple[np.ndarray, np.ndarray]:
+        """The vocabulary columns of each block's discrete features, in CSR layout: all
+        columns in row order, and where each block's run of them starts (one more entry
+        than blocks). Names the vocabulary does not know are left out."""
         vocabulary = self.discrete_.vocabulary_
         columns: list[int] = []
         row_starts = [0]
@@ -200,7 +199,4 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
                 if column is not None:
                     columns.append(column)
             row_starts.append(len(columns))
-        return sp.csr_matrix(
-            (np.ones(len(columns)), np.array(columns, dtype=np.int32), np.array(row_starts)),
-            shape=(len(blocks), len(vocabulary)),
-        )
+        return np.array(columns, dtype=np.intp), np.array(row_starts, dtype=np.intp)
