@@ -39,11 +39,12 @@ from typing import Any
 
 from spidercrawl.document.html import decode_html
 from spidercrawl.document.page import first_description
-from spidercrawl.evaluate.runner import PageRecord, read_gold, score_record
+from spidercrawl.evaluate.runner import PageRecord, page_clock, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import DENSITY_AGREEMENT, OWN, OWN_BONUS, ConsensusExtractor
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.unseen import UnseenExtractor
+from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.snapshot import SiteSnapshot
 
@@ -115,20 +116,25 @@ def _score_pages(
             records.append(score_record(record, "", gold))
             continue
         page = _with_raw_html(page, job, page_id)
-        started = time.perf_counter()
+        started = page_clock()
         text, page_note = extract(page)
-        record.seconds = time.perf_counter() - started
+        record.seconds = page_clock() - started
         record.note = page_note or record.note
         records.append(score_record(record, text, gold))
     return records
 
 
 def _article_text(
-    page: dict[str, Any], extraction: Any, method: str, model: SiteModel | None = None
+    page: dict[str, Any],
+    extraction: Any,
+    method: str,
+    model: SiteModel | None = None,
+    blocks: list[Block] | None = None,
 ) -> str:
     """The text of the article item the crawl writes for ``page`` (headline first, as
-    with the default ``ARTICLE_HEADLINE_IN_TEXT``): what users get is what is scored."""
-    return article_item(page, extraction, method, model)["text"]
+    with the default ``ARTICLE_HEADLINE_IN_TEXT``): what users get is what is scored.
+    ``blocks``: the page's, built once for extraction and headline as the crawl does."""
+    return article_item(page, extraction, method, model, blocks=blocks)["text"]
 
 
 def _score_with(
@@ -140,18 +146,21 @@ def _score_with(
     consensus = _consensus(job)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
+        blocks = page_blocks(page)  # once, as the crawl builds them
         if model is None and consensus is not None:
-            return _article_text(page, consensus.extract(page)[0], "unseen"), ""
+            found = consensus.extract(page, blocks)[0]
+            return _article_text(page, found, "unseen", blocks=blocks), ""
         if model is None:
-            return _article_text(page, cold_start_extraction(page), "density"), ""
+            return _article_text(page, cold_start_extraction(page), "density", blocks=blocks), ""
         # A page of a layout the model does not know: our blocks less the template (the
         # consensus measured worse there, see extract/article.py).
         unseen = consensus.unseen if consensus is not None else None
-        learned = learned_extraction(page, model, unseen)
+        learned = learned_extraction(page, model, unseen, blocks)
         if consensus is not None:
             learned = consensus.confirm_learned(page, learned)[0]
         extraction, how, _ = learned
-        return _article_text(page, extraction, how, model), ("" if how == "learned" else how)
+        text = _article_text(page, extraction, how, model, blocks)
+        return text, ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)
 
@@ -235,11 +244,11 @@ def _score_fast_path(
         if rules.render_reason:  # as a crawl does: the model decided its pages need the browser
             records += _score_with(job, model, [page_id], "rendered: the model's render decision")
             continue
-        started = time.perf_counter()
+        started = page_clock()
         raw_html, _ = decode_html(snapshot.page_bytes(page_id))
         result = rules.extract(raw_html)
         verdict = rules.check(result, first_description(page))
-        seconds = time.perf_counter() - started
+        seconds = page_clock() - started
         if not verdict.ok:
             records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")
             continue
@@ -289,8 +298,26 @@ def _consensus(job: SiteJob) -> ConsensusExtractor | None:
     folder = job.model_dir
     if folder not in _consensus_extractors:
         unseen = _unseen_extractor(job)
-        _consensus_extractors[folder] = ConsensusExtractor(unseen) if unseen else None
+        consensus = ConsensusExtractor(unseen) if unseen else None
+        if consensus is not None:
+            _warm_up(consensus, job)
+        _consensus_extractors[folder] = consensus
     return _consensus_extractors[folder]
+
+
+def _warm_up(consensus: ConsensusExtractor, job: SiteJob) -> None:
+    """One page of ``job`` extracted untimed, the whole way to its article item, once per
+    worker process: what loads on first use (the language identifier's model, the date
+    parser, lazy imports; 0.4 to 2.6 s measured on a worker's first page) is then not
+    charged to one page, as the peers' imports are outside their timing too."""
+    first = next((item for item in sorted(job.pages.items()) if item[1].get("texts")), None)
+    if first is None:
+        return
+    page_id, page = first
+    page = _with_raw_html(page, job, page_id)
+    blocks = page_blocks(page)
+    for extraction in [consensus.extract(page, blocks)[0], *consensus.candidates(page).values()]:
+        _article_text(page, extraction, "unseen", blocks=blocks)
 
 
 def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str, Any]:
@@ -318,23 +345,24 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
                 records.append(score_record(record, "", gold))
             continue
         page = _with_raw_html(page, job, page_id)
-        started = time.perf_counter()
-        own = consensus.unseen.extract(page)
-        own_seconds = time.perf_counter() - started
-        began = time.perf_counter()
+        started = page_clock()
+        blocks = page_blocks(page)  # once, for extraction and headline, as the crawl does
+        own = consensus.unseen.extract(page, blocks)
+        own_seconds = page_clock() - started
+        began = page_clock()
         density_agreement = consensus.agreement_with_density(page, own)
-        agreement_seconds = time.perf_counter() - began
+        agreement_seconds = page_clock() - began
         peers, peer_seconds = {}, {}
         for name in consensus.peers:  # each timed: the slower is not run where it cannot win
-            began = time.perf_counter()
+            began = page_clock()
             peers.update(consensus.peer_candidates(page, [name]))
-            peer_seconds[name] = time.perf_counter() - began
+            peer_seconds[name] = page_clock() - began
         found = {OWN: own, **peers}
         texts: dict[str, str] = {}  # article text per chosen candidate, made once
         grid = zip(variants, UNSEEN_GRID, strict=True)
         first = consensus.first_peer
         for method, (bonus, agreement) in [(UNSEEN_BLOCKS, (None, None)), *grid]:
-            began = time.perf_counter()
+            began = page_clock()
             if bonus is None or not peers:
                 chosen, how, extra = own, "", 0.0
             elif agreement is not None and density_agreement >= agreement:
@@ -349,9 +377,9 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
                 )
             source = getattr(chosen, "source", OWN)
             if source not in texts:
-                texts[source] = _article_text(page, chosen, "unseen")
+                texts[source] = _article_text(page, chosen, "unseen", blocks=blocks)
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)
-            record.seconds = own_seconds + extra + time.perf_counter() - began
+            record.seconds = own_seconds + extra + page_clock() - began
             records.append(score_record(record, texts[source], gold))
     return SiteOutcome(records=records)
 

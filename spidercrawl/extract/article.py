@@ -92,7 +92,10 @@ class LearnedArticle(NamedTuple):
 
 
 def learned_extraction(
-    page: Mapping[str, Any], model: SiteModel, unseen: UnseenExtractor | None = None
+    page: Mapping[str, Any],
+    model: SiteModel,
+    unseen: UnseenExtractor | None = None,
+    blocks: list[Block] | None = None,
 ) -> LearnedArticle:
     """The site model's article; on a page of a template the model has not seen, what a
     site never seen would give (``unseen``, the cross-site extractor, less the site's
@@ -101,9 +104,10 @@ def learned_extraction(
 
     The method is ``learned``, ``learned+container``, ``learned+unseen`` or
     ``learned+density-fallback``. "Almost nothing" is under a tenth of the content the
-    model saw per training page. The page's blocks are built once for all.
+    model saw per training page. The page's blocks (``blocks``, with their densities, when
+    already built) are built once for all.
     """
-    blocks = page_blocks(page)
+    blocks = page_blocks(page) if blocks is None else blocks
     model = model.for_blocks(blocks)  # a site of several layouts: the page's own
     familiarity = model.familiarity(blocks)
     cross_site: Extraction | None = None  # computed once at most

@@ -55,11 +55,11 @@ def title_words(text: str) -> float:
     return word_count(text) * (1.0 - 0.5 * cjk_share(text))
 
 
-def title_score(block: Block, body_size: float) -> float:
-    """How much a block looks like a title, whatever its link state (higher: more)."""
-    words = title_words(block.text)
-    if not MIN_TITLE_WORDS <= words <= MAX_TITLE_WORDS:
-        return -5.0
+NOT_A_TITLE = -5.0  # the score of a block too short or too long to be a title
+
+
+def style_score(block: Block, body_size: float) -> float:
+    """How much a block looks like a title by its style and place, whatever its length."""
     ratio = font_size(block, body_size) / max(body_size, 1.0)
     score = 2.0 * (ratio >= 1.2) + 1.0 * (ratio >= 1.6)
     score += {"h1": 1.5, "h2": 1.0, "h3": 1.0}.get(block.element, 0.0)
@@ -70,21 +70,46 @@ def title_score(block: Block, body_size: float) -> float:
     return score
 
 
-def title_scores(page: Mapping[str, Any], blocks: Sequence[Block]) -> list[float]:
+def title_length(block: Block) -> bool:
+    """Whether the block is as long as a title can be (in words)."""
+    return MIN_TITLE_WORDS <= title_words(block.text) <= MAX_TITLE_WORDS
+
+
+def title_score(block: Block, body_size: float) -> float:
+    """How much a block looks like a title, whatever its link state (higher: more)."""
+    return style_score(block, body_size) if title_length(block) else NOT_A_TITLE
+
+
+def title_scores(
+    page: Mapping[str, Any], blocks: Sequence[Block], above: float = NOT_A_TITLE
+) -> list[float]:
+    """:func:`title_score` of each block. Blocks whose style scores ``above`` or less get
+    ``NOT_A_TITLE`` without their words being counted: callers that keep only scores
+    above it lose nothing."""
     body_size = body_font_size(page)
-    return [title_score(block, body_size) for block in blocks]
+    scores = []
+    for block in blocks:
+        style = style_score(block, body_size)
+        scores.append(style if style > above and title_length(block) else NOT_A_TITLE)
+    return scores
 
 
 def headline_candidates(
     page: Mapping[str, Any], blocks: Sequence[Block], limit: int = 10
 ) -> list[str]:
-    """Texts of the blocks most like a single article's headline (unlinked), best first."""
-    scored = [
-        (score - 1.0 * (link_share(block) > 0.5) - block.top / max(block.page_height, 1.0), block)
-        for block, score in zip(blocks, title_scores(page, blocks), strict=True)
-    ]
+    """Texts of the blocks most like a single article's headline (unlinked), best first:
+    :func:`title_score` less a point for a linked block and less the block's depth down the
+    page (0 at its top, 1 at its bottom), where that is above 0. Words are counted only in
+    blocks whose style leaves them above 0 (counting every block's was most of the cost)."""
+    body_size = body_font_size(page)
+    scored = []
+    for block in blocks:
+        penalty = 1.0 * (link_share(block) > 0.5) + block.top / max(block.page_height, 1.0)
+        score = style_score(block, body_size) - penalty
+        if score > 0 and title_length(block):
+            scored.append((score, block))
     scored.sort(key=lambda pair: -pair[0])
-    return [block.text for score, block in scored[:limit] if score > 0]
+    return [block.text for score, block in scored[:limit]]
 
 
 def _style(block: Block, body_size: float) -> tuple:
@@ -99,7 +124,8 @@ def post_titles(page: Mapping[str, Any], blocks: Sequence[Block]) -> list[Block]
     """
     body_size = body_font_size(page)
     groups: dict[tuple, list[Block]] = defaultdict(list)
-    for block, score in zip(blocks, title_scores(page, blocks), strict=True):
+    scores = title_scores(page, blocks, above=POST_TITLE_MIN_SCORE - 1e-9)
+    for block, score in zip(blocks, scores, strict=True):
         if score >= POST_TITLE_MIN_SCORE and link_share(block) >= 0.8:
             groups[_style(block, body_size)].append(block)
     best = max(groups.values(), key=len, default=[])

@@ -132,14 +132,28 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
     return densities
 
 
+def add_densities(page: Mapping[str, Any], blocks: list[Block]) -> list[Block]:
+    """``blocks`` of ``page`` built without densities (``page_blocks(..., densities=False)``),
+    given them in place: the crawl builds a page's blocks once for its kind and headline,
+    and extraction needs the densities too (building the blocks again cost as much as our
+    whole extraction of a page). Returns ``blocks``."""
+    html = page.get("rendered_html")
+    densities_of = block_densities(html) if html else {}
+    for block in blocks:
+        values = densities_of.get(block.index, (0.0, 0.0))
+        block.extra.update(zip(DENSITY_FEATURES, values, strict=True))
+    return blocks
+
+
 def page_blocks(
     page: Mapping[str, Any], page_number: int = 0, densities: bool = True
 ) -> list[Block]:
     """The non-empty text blocks of one page item (or ziyan-spider page).
 
     Pages with ``rendered_html`` (our crawls) also get each block's text densities in
-    ``extra`` (unless ``densities`` is False: they cost a parse of the page); the
-    ziyan-spider data has no HTML, and its blocks get zeros.
+    ``extra`` (unless ``densities`` is False: they cost a parse of the page, and
+    :func:`add_densities` can add them later); the ziyan-spider data has no HTML, and its
+    blocks get zeros.
     """
     with_html = densities and page.get("rendered_html")
     densities_of = block_densities(page["rendered_html"]) if with_html else {}

@@ -62,7 +62,7 @@ from spidercrawl.extract.metadata import SiteTitles
 from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.blocks import Block, add_densities, page_blocks
 from spidercrawl.learn.model import MAX_LAYOUTS, LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed, site_needs_browser
@@ -552,19 +552,22 @@ class SiteLearningPipeline:
         blocks: list[Block] | None = None,
         model: SiteModel | None = None,
     ) -> ArticleItem:
-        """The page's article item; ``blocks``: its blocks without densities, if built;
+        """The page's article item; ``blocks``: its blocks (densities or not), if built;
         ``model``: another model than the site's current one (the one before drift)."""
         stats = self.crawler.stats
         model = model or state.model
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
-        if page.get("capture_mode") == "http":
+        plain = page.get("capture_mode") == "http"
+        if not plain:  # the blocks once, with their densities, for extraction and headline
+            blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
+        if plain:
             extraction, method, note = extract_plain(page, model)
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
         elif model is not None:
-            learned = learned_extraction(page, model, self.unseen)
+            learned = learned_extraction(page, model, self.unseen, blocks)
             if self.consensus is not None:
                 learned, peer = self.consensus.confirm_learned(page, learned)
                 note = "; ".join(filter(None, [note, peer]))
@@ -576,10 +579,11 @@ class SiteLearningPipeline:
                 }.get(method, "text density")
                 note = "; ".join(filter(None, [note, f"{reason}; {instead} instead"]))
         elif self.consensus is not None:
-            extraction, how = self.consensus.extract(page)
+            extraction, how = self.consensus.extract(page, blocks)
             method, note = "unseen", "; ".join(filter(None, [state.fallback_reason, how]))
         elif self.unseen is not None:
-            extraction, method, note = self.unseen.extract(page), "unseen", state.fallback_reason
+            extraction, method = self.unseen.extract(page, blocks), "unseen"
+            note = state.fallback_reason
         else:
             extraction, method, note = cold_start_extraction(page), "density", state.fallback_reason
             if not extraction.text and extraction.reason:
