@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from spidercrawl.evaluate import report
@@ -33,6 +32,7 @@ from spidercrawl.evaluate.runner import (
     Progress,
     find_sites,
     run_page_method,
+    worker_pool,
 )
 from spidercrawl.evaluate.site_methods import (
     TRAIN_TEST_METHODS,
@@ -139,7 +139,7 @@ def run_site_method(
         )
     progress = Progress(method, len(jobs), every_s=10, unit="sites")
     outcomes = []
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    with worker_pool(args.jobs) as pool:
         if args.models is None:  # cross-site models that did not see the site, made once
             if not fold_models:
                 logger.info("Cross-site models per fold of held-out sites")

@@ -26,6 +26,7 @@ Sites are independent, so they run in parallel worker processes.
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import random
@@ -535,6 +536,12 @@ SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen, "rules": run_rules
 
 
 def run_site_job(job: SiteJob) -> SiteOutcome:
+    # The job's pages (all of a site's crawled pages, just unpickled) are the evaluation's
+    # data, not the extractor's garbage: frozen, collections while a page is timed do not
+    # walk them, as a crawl holds one page at a time (see ``worker_pool``). Never unfrozen
+    # in the worker: freezing only hides them from the cycle collector, and pages, which
+    # hold no cycles, are freed as usual when the job is done.
+    gc.freeze()
     try:
         return SITE_RUNNERS[job.method](job)
     except Exception as error:  # one broken site must not end the evaluation
