@@ -359,7 +359,9 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             peers.update(consensus.peer_candidates(page, [name]))
             peer_seconds[name] = page_clock() - began
         found = {OWN: own, **peers}
-        texts: dict[str, str] = {}  # article text per chosen candidate, made once
+        # The article item's text per chosen candidate, made once, and what making it took:
+        # charged to every setting that chooses that candidate, as a crawl makes one item.
+        texts: dict[str, tuple[str, float]] = {}
         grid = zip(variants, UNSEEN_GRID, strict=True)
         first = consensus.first_peer
         for method, (bonus, agreement) in [(UNSEEN_BLOCKS, (None, None)), *grid]:
@@ -376,12 +378,16 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
                 extra = sum(peer_seconds.values()) + (
                     0.0 if agreement is None else agreement_seconds
                 )
+            choosing = page_clock() - began
             source = getattr(chosen, "source", OWN)
             if source not in texts:
-                texts[source] = _article_text(page, chosen, "unseen", blocks=blocks)
+                began = page_clock()
+                text = _article_text(page, chosen, "unseen", blocks=blocks)
+                texts[source] = text, page_clock() - began
+            text, item_seconds = texts[source]
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)
-            record.seconds = own_seconds + extra + page_clock() - began
-            records.append(score_record(record, texts[source], gold))
+            record.seconds = own_seconds + extra + choosing + item_seconds
+            records.append(score_record(record, text, gold))
     return SiteOutcome(records=records)
 
 
