@@ -147,3 +147,22 @@ def test_with_train_pages_every_method_is_scored_on_the_same_pages() -> None:
     ]  # fmt: skip
     peers_only = [r for r in records if r.method == "trafilatura"]
     assert same_pages_as_learned(peers_only) == peers_only
+
+
+ARTICLE = """<html lang="en"><head><title>Harbour council passes the budget</title>
+<meta name="author" content="Ada Lovelace"><meta property="article:published_time"
+content="2024-03-05T10:00:00Z"></head><body><nav><a href="/">Home</a> <a href="/news">News</a>
+</nav><article><h1>Harbour council passes the budget</h1>{paragraphs}</article>
+<footer>Copyright The Harbour Times</footer></body></html>"""
+
+
+def test_trafilatura_making_whole_articles_gives_its_plain_text() -> None:
+    """``trafilatura-metadata`` is only a speed reference: the text scored is the same."""
+    from spidercrawl.evaluate.methods import page_extractor
+
+    sentence = "The harbour council voted on the budget for the coming year after a long debate."
+    html = ARTICLE.format(paragraphs="".join(f"<p>{sentence} Item {n}.</p>" for n in range(8)))
+    plain = page_extractor("trafilatura")(html.encode())
+    whole = page_extractor("trafilatura-metadata")(html.encode())
+    assert "Item 7" in plain
+    assert whole == plain

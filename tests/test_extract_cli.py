@@ -177,3 +177,30 @@ def test_the_local_server_serves_paths_that_start_with_two_slashes(tmp_path) -> 
     with serving(site) as server:
         body = urllib.request.urlopen(server.base_url + "/politics/2012/11/story", timeout=10)
         assert b"Found." in body.read()
+
+
+def test_headline_candidates_skip_no_title_that_scoring_every_block_would_keep() -> None:
+    """Words are counted only in blocks whose style could make a headline; the candidates
+    are those of scoring every block (``title_score``) less the same penalties."""
+    from spidercrawl.extract.titles import body_font_size, link_share, title_score
+
+    builder = PageBuilder()
+    builder.add(
+        [("div", "main", ())], "h1", "Council passes the harbour budget", {"font-size": "32px"}
+    )
+    builder.add([("div", "main", ())], "h2", "What the vote means", {"font-size": "24px"})
+    builder.add(
+        [("div", "main", ())], "p", "A paragraph of the article. " * 6, {"font-size": "16px"}
+    )
+    builder.add([("nav", "", ())], "a", "Home news sport", {"font-size": "20px"}, link=True)
+    builder.add([("div", "main", ())], "h2", "x", {"font-size": "40px"})  # one word: not a title
+    page = builder.page(1, "Council passes the harbour budget", "The harbour budget")
+    blocks = page_blocks(page, densities=False)
+    size = body_font_size(page)
+    every = [
+        (title_score(b, size) - (link_share(b) > 0.5) - b.top / b.page_height, b.text)
+        for b in blocks
+    ]
+    expected = [text for score, text in sorted(every, key=lambda pair: -pair[0]) if score > 0]
+    assert headline_candidates(page, blocks) == expected
+    assert expected[:2] == ["Council passes the harbour budget", "What the vote means"]

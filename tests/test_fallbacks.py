@@ -16,7 +16,7 @@ from spidercrawl.extract.article import (
     unseen_fallback,
 )
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.blocks import add_densities, page_blocks
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.model import SiteModel, take_continuation
 from spidercrawl.learn.selectors import path_css
@@ -258,3 +258,21 @@ def test_no_lead_is_taken_past_a_paragraph_outside_the_article() -> None:
     page.add(ENTRY, "p", "First paragraph, which the classifier found.", BODY_CSS)
     blocks = page_blocks({"texts": page.texts}, densities=False)
     assert not take_continuation(blocks, np.array([False, False, False, True]))[:3].any()
+
+
+def test_blocks_built_once_give_the_same_article_as_blocks_built_for_it(
+    model: SiteModel,
+) -> None:
+    """The crawl builds a page's blocks without densities for its kind and headline, then
+    adds the densities for extraction: the same blocks, features and article as building
+    them with densities."""
+    unseen = UnseenExtractor(SiteModel().fit([post_page(n) for n in range(20, 30)]))
+    for page in (post_page(40), post_page(41, variant=True)):
+        built = page_blocks(page)
+        added = add_densities(page, page_blocks(page, densities=False))
+        assert any(block.extra["text_density"] > 0 for block in built)  # densities at all
+        assert added == built
+        fresh = learned_extraction(page, model, unseen)
+        reused = learned_extraction(page, model, unseen, added)
+        assert (reused.method, reused.extraction.text) == (fresh.method, fresh.extraction.text)
+        assert unseen.extract(page, added).text == unseen.extract(page).text
