@@ -166,3 +166,34 @@ def test_trafilatura_making_whole_articles_gives_its_plain_text() -> None:
     whole = page_extractor("trafilatura-metadata")(html.encode())
     assert "Item 7" in plain
     assert whole == plain
+
+
+def test_learned_pages_are_reported_by_the_way_they_went_beside_peers_on_them() -> None:
+    """The site model's own pages and each fallback apart, every other method of the run
+    scored on exactly those pages, and each site's share of pages by its own model."""
+    from spidercrawl.evaluate.report import SITE_MODEL, learned_split, learned_split_table
+    from spidercrawl.evaluate.runner import PageRecord
+
+    def record(site: str, page: str, method: str, f1: float, note: str = "") -> PageRecord:
+        return PageRecord("d", site, page, method, f1=f1, note=note)
+
+    records = [
+        record("s", "1", "learned", 1.0, "fold 1/4"),
+        record("s", "2", "learned", 0.8, "fold 2/4"),
+        record("s", "3", "learned", 0.2, "learned+unseen; only 5% of the page's text ..."),
+        record("t", "1", "learned", 0.6, "trained on 10 pages"),
+        record("s", "1", "trafilatura", 0.5),
+        record("s", "2", "trafilatura", 0.7),
+        record("s", "3", "trafilatura", 0.9),
+        record("t", "1", "trafilatura", 0.9),
+    ]
+    split = learned_split(records)
+    own = split["by_way"]["d"][SITE_MODEL]
+    assert own["pages"] == 3 and own["share"] == 0.75
+    assert own["f1"] == 0.8 and own["same_pages_f1"]["trafilatura"] == 0.7
+    fallback = split["by_way"]["d"]["learned+unseen"]
+    assert fallback["pages"] == 1 and fallback["same_pages_f1"]["trafilatura"] == 0.9
+    assert split["site_model_share_per_site"] == {"d/s": 0.6667, "d/t": 1.0}
+    table = learned_split_table(split)
+    assert "| d | site model | 3 | 0.750 | 0.800 | 0.700 |" in table
+    assert "- d/s: 67%" in table

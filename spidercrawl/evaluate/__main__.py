@@ -271,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     split = report.rules_split(records)
     if split:
         summary["rules_by_way"] = split
+    learned_ways = report.learned_split(records)
+    if learned_ways:
+        summary["learned_by_way"] = learned_ways
     args.out.mkdir(parents=True, exist_ok=True)
     report.write_summary(args.out / "summary.json", summary)
     report.write_pages_csv(args.out / "pages.csv", records)
@@ -279,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.append(report.method_table(dataset, rows))
     if split:
         tables.append(report.rules_split_table(split))
+    if learned_ways:
+        tables.append(report.learned_split_table(learned_ways))
     for name, reason in skipped.items():
         tables.append(f"Skipped {name}: {reason}\n")
     text = "\n".join(tables)

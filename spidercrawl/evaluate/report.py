@@ -152,6 +152,89 @@ def rules_split_table(split: Mapping[str, Mapping[str, Mapping[str, object]]]) -
     return "\n".join(lines) + "\n"
 
 
+SITE_MODEL = "site model"  # a learned page whose text is the site model's own
+TARGET_SITE_MODEL_SHARE = 0.9  # issue 17: of a learned site's pages, by its own model
+
+
+def learned_way(record: PageRecord) -> str:
+    """How a ``learned`` page was extracted: by the site model itself, or which fallback
+    (``learned+consensus``: the peers' check replaced its text; ``learned+unseen``: a
+    layout it does not know; ``learned+container``, ``learned+density-fallback``: it found
+    almost nothing), or ``not learned`` (no model, not rendered)."""
+    if record.note.startswith(("fold ", "trained on ")):
+        return SITE_MODEL
+    way = record.note.split(";")[0].strip()
+    return way if way.startswith("learned+") else "not learned"
+
+
+def learned_split(records: Iterable[PageRecord]) -> dict[str, object]:
+    """``learned`` by the way each page went, per dataset, beside every other method of the
+    run on the *same* pages (is the site model better than the peers where it is used?),
+    and each site's share of pages by its own model."""
+    records = list(records)
+    learned = [r for r in records if r.method == "learned"]
+    if not learned:
+        return {}
+    by_page: dict[tuple[str, str, str], dict[str, PageRecord]] = defaultdict(dict)
+    for record in records:
+        by_page[(record.dataset, record.site, record.page_id)][record.method] = record
+    others = sorted({r.method for r in records} - {"learned"})
+    ways: dict[str, dict[str, list[PageRecord]]] = defaultdict(lambda: defaultdict(list))
+    sites: dict[str, list[bool]] = defaultdict(list)
+    for record in learned:
+        way = learned_way(record)
+        ways[record.dataset][way].append(record)
+        sites[f"{record.dataset}/{record.site}"].append(way == SITE_MODEL)
+    split: dict[str, dict[str, dict[str, object]]] = {}
+    for dataset, groups in sorted(ways.items()):
+        total = sum(len(rows) for rows in groups.values())
+        split[dataset] = {}
+        for way, rows in sorted(groups.items(), key=lambda item: -len(item[1])):
+            keys = [(r.dataset, r.site, r.page_id) for r in rows]
+            same_pages = {
+                method: aggregate(by_page[key][method] for key in keys if method in by_page[key])
+                for method in others
+            }
+            split[dataset][way] = {
+                "pages": len(rows),
+                "share": round(len(rows) / total, 4),
+                "f1": aggregate(rows)["f1"],
+                "same_pages_f1": {m: agg["f1"] for m, agg in same_pages.items()},
+            }
+    shares = {site: round(sum(own) / len(own), 4) for site, own in sorted(sites.items())}
+    return {"by_way": split, "site_model_share_per_site": shares}
+
+
+def learned_split_table(split: Mapping[str, object]) -> str:
+    by_way: Mapping[str, Mapping[str, Mapping[str, object]]] = split["by_way"]  # type: ignore[assignment]
+    shares: Mapping[str, float] = split["site_model_share_per_site"]  # type: ignore[assignment]
+    others = sorted(
+        {m for ways in by_way.values() for w in ways.values() for m in w["same_pages_f1"]}
+    )
+    header = ["dataset", "way", "pages", "share", "F1 learned", *(f"F1 {m}" for m in others)]
+    lines = [
+        "## learned: by the site model itself or by a fallback, every method on the same pages",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for dataset, ways in by_way.items():
+        for way, row in ways.items():
+            same: Mapping[str, object] = row["same_pages_f1"]  # type: ignore[assignment]
+            cells = [dataset, way, row["pages"], row["share"], row["f1"]]
+            cells += [same.get(m) for m in others]
+            lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
+    below = {site: share for site, share in shares.items() if share < TARGET_SITE_MODEL_SHARE}
+    lines += [
+        "",
+        f"Sites with under {TARGET_SITE_MODEL_SHARE:.0%} of their pages by their own model: "
+        f"{len(below)} of {len(shares)} (every site's share: `learned_by_way` in "
+        "summary.json)" + ("" if not below else ":"),
+    ]
+    lines += [f"- {site}: {share:.0%}" for site, share in sorted(below.items(), key=lambda x: x[1])]
+    return "\n".join(lines) + "\n"
+
+
 def dataset_table(summary: Mapping[str, object], measure: str = "f1") -> str:
     """The paper's Table 4 shape: one row per method, one column per dataset, plus the mean."""
     datasets: Mapping[str, Mapping[str, Mapping[str, object]]] = summary["datasets"]  # type: ignore[assignment]
