@@ -195,3 +195,22 @@ def test_no_peer_runs_where_text_density_agrees_with_our_blocks() -> None:
     page["texts"] = page["texts"][:1] + page["texts"][-1:]  # the menu and the footer
     article, how = extractor.extract(page)
     assert calls["readability"] == 1 and paragraphs[2] in article.text
+
+
+def test_text_densitys_last_resort_is_confirmed_and_other_fallbacks_are_not() -> None:
+    """Where a site model fell back to text density (it and the cross-site extractor found
+    nothing), the peers may overrule it as they may the model's own article; the
+    container's and the cross-site fallbacks' articles stand as they are."""
+    from spidercrawl.extract.article import LearnedArticle
+
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    page, paragraphs = story_page(5)
+    wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.5, "d")
+    confirmed, note = extractor.confirm_learned(
+        page, LearnedArticle(wrong, "learned+density-fallback", "nothing")
+    )
+    assert confirmed.method == "learned+consensus" and paragraphs[2] in confirmed.extraction.text
+    assert note.startswith("consensus of 3 extractors")
+    for method in ("learned+container", "learned+unseen"):
+        kept, note = extractor.confirm_learned(page, LearnedArticle(wrong, method, "nothing"))
+        assert kept.extraction is wrong and kept.method == method and note == ""
