@@ -25,9 +25,9 @@ from spidercrawl.snapshot import SiteSnapshot, find_site_dirs
 
 logger = logging.getLogger(__name__)
 
-# The clock a page's extraction is timed by: the extracting thread's CPU time. By wall time,
-# a page sometimes took 2.6 s instead of 0.02 s, where the parent process (loading crawls,
-# collecting records) and the other worker held both of the machine's two cores.
+# The clock a page's extraction is timed by: the extracting thread's CPU time, so that what
+# other processes take meanwhile (the parent collecting records, the other workers, on a
+# machine of two cores) is not charged to the page.
 page_clock = time.thread_time
 
 

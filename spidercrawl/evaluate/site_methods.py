@@ -309,7 +309,7 @@ def _consensus(job: SiteJob) -> ConsensusExtractor | None:
 def _warm_up(consensus: ConsensusExtractor, job: SiteJob) -> None:
     """One page of ``job`` extracted untimed, the whole way to its article item, once per
     worker process: what loads on first use (the language identifier's model, the date
-    parser, lazy imports; 0.4 to 2.6 s measured on a worker's first page) is then not
+    parser, lazy imports; about 0.5 s measured on a fresh process's first page) is then not
     charged to one page, as the peers' imports are outside their timing too."""
     first = next((item for item in sorted(job.pages.items()) if item[1].get("texts")), None)
     if first is None:
