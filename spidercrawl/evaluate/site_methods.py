@@ -546,7 +546,9 @@ def run_site_job(job: SiteJob) -> SiteOutcome:
     # data, not the extractor's garbage: frozen, collections while a page is timed do not
     # walk them, as a crawl holds one page at a time (see ``worker_pool``). Never unfrozen
     # in the worker: freezing only hides them from the cycle collector, and pages, which
-    # hold no cycles, are freed as usual when the job is done.
+    # hold no cycles, are freed as usual when the job is done. Garbage left by the previous
+    # job is collected first, so that none of it is frozen for good.
+    gc.collect()
     gc.freeze()
     try:
         return SITE_RUNNERS[job.method](job)
