@@ -197,3 +197,13 @@ def test_learned_pages_are_reported_by_the_way_they_went_beside_peers_on_them() 
     table = learned_split_table(split)
     assert "| d | site model | 3 | 0.750 | 0.800 | 0.700 |" in table
     assert "- d/s: 67%" in table
+
+
+def test_the_cold_start_without_a_browser_takes_the_article_the_three_agree_on() -> None:
+    from spidercrawl.evaluate.methods import page_extractor
+
+    sentence = "The harbour council voted on the budget for the coming year after a long debate."
+    html = ARTICLE.format(paragraphs="".join(f"<p>{sentence} Item {n}.</p>" for n in range(8)))
+    text = page_extractor("raw-consensus")(html.encode())
+    assert "Item 0" in text and "Item 7" in text
+    assert "Copyright" not in text

@@ -63,6 +63,32 @@ def _trafilatura_metadata() -> PageExtractor:
     return extract
 
 
+def _raw_consensus() -> PageExtractor:
+    """A cold start without the browser (issue 18: "if raw HTML gives the same quality, a
+    site's cold start needs to render only the pages it learns from"): the medoid of
+    trafilatura, readability-lxml (as the crawl's consensus runs them) and our text density,
+    all three on the raw HTML, as `unseen` takes the medoid of our rendered blocks and the
+    two peers."""
+    from spidercrawl.document.html import decode_html
+    from spidercrawl.extract.consensus import PEER_FACTORIES, medoid
+
+    peers = {name: factory() for name, factory in PEER_FACTORIES.items()}
+    density = DensityExtractor.product()
+
+    def extract(html: bytes) -> str:
+        text = decode_html(html)[0]
+        found = {"cetd": density.extract(text).text}
+        for name, peer in peers.items():
+            try:
+                found[name] = peer(text)
+            except Exception:  # a peer's failure is a vote less, as in the crawl
+                found[name] = ""
+        chosen, _ = medoid(found, {})
+        return found.get(chosen, "")
+
+    return extract
+
+
 def _readability() -> PageExtractor:
     import lxml.html
     from readability import Document
@@ -104,6 +130,7 @@ _PAGE_METHODS: dict[str, tuple[str | None, Callable[[], PageExtractor]]] = {
     "fulltext": (None, _fulltext),
     "trafilatura": ("trafilatura", _trafilatura),
     "trafilatura-metadata": ("trafilatura", _trafilatura_metadata),
+    "raw-consensus": ("trafilatura", _raw_consensus),
     "readability-lxml": ("readability", _readability),
     "justext": ("justext", _justext),
     "boilerpy3": ("boilerpy3", _boilerpy3),
