@@ -70,7 +70,7 @@ def _raw_consensus() -> PageExtractor:
     all three on the raw HTML, as `unseen` takes the medoid of our rendered blocks and the
     two peers."""
     from spidercrawl.document.html import decode_html
-    from spidercrawl.extract.consensus import PEER_FACTORIES, medoid
+    from spidercrawl.extract.consensus import PEER_FACTORIES, medoid, peer_text
 
     peers = {name: factory() for name, factory in PEER_FACTORIES.items()}
     density = DensityExtractor.product()
@@ -78,11 +78,7 @@ def _raw_consensus() -> PageExtractor:
     def extract(html: bytes) -> str:
         text = decode_html(html)[0]
         found = {"cetd": density.extract(text).text}
-        for name, peer in peers.items():
-            try:
-                found[name] = peer(text)
-            except Exception:  # a peer's failure is a vote less, as in the crawl
-                found[name] = ""
+        found.update({name: peer_text(name, peer, text) for name, peer in peers.items()})
         chosen, _ = medoid(found, {})
         return found.get(chosen, "")
 

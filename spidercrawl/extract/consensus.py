@@ -111,6 +111,16 @@ def available_peers() -> list[str]:
     return [name for name in PEERS if importlib.util.find_spec(PEER_MODULES[name]) is not None]
 
 
+def peer_text(name: str, peer: PeerExtractor, raw: str, url: object = None) -> str:
+    """``peer``'s text of ``raw``, empty where the peer fails: its failure is not ours, and
+    is one vote less."""
+    try:
+        return peer(raw)
+    except Exception as error:
+        logger.debug("%s failed on %s: %s", name, url, error)
+        return ""
+
+
 def word_f1(first: Sequence[str], second: Sequence[str]) -> float:
     """Word-level LCS F1 of two token sequences (0 when either is empty)."""
     if not first or not second:
@@ -164,12 +174,8 @@ class ConsensusExtractor:
         return {name: self._peer(name, raw, page) for name in wanted}
 
     def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
-        """One peer's article of ``raw`` (empty where the peer fails: its failure is not ours)."""
-        try:
-            text = self.peers[name](raw)
-        except Exception as error:
-            logger.debug("%s failed on %s: %s", name, page.get("url"), error)
-            text = ""
+        """One peer's article of ``raw`` (empty where the peer fails)."""
+        text = peer_text(name, self.peers[name], raw, page.get("url"))
         return PeerExtraction.of_text(text, 0.0, name)
 
     def candidates(self, page: Mapping[str, Any], blocks: Sequence[Block] | None = None) -> dict:

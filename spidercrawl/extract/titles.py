@@ -3,7 +3,7 @@
 A title is big for its page (font size against the body's), short, often bold or a heading
 element, without sentence punctuation at its end, and sits in the page's main column. On a
 single article it is unlinked; on a page of several posts (a blog's front page) each post's
-title is a link to the post, all in the same style. :func:`title_scores` scores every block;
+title is a link to the post, all in the same style. :func:`title_score` scores a block;
 :func:`headline_candidates` ranks the blocks most like an article's headline,
 :mod:`spidercrawl.capture.posts` uses :func:`post_titles` to split pages of several posts,
 and :func:`lead_with_headline` starts an article's text with its headline.
@@ -80,20 +80,6 @@ def title_score(block: Block, body_size: float) -> float:
     return style_score(block, body_size) if title_length(block) else NOT_A_TITLE
 
 
-def title_scores(
-    page: Mapping[str, Any], blocks: Sequence[Block], above: float = NOT_A_TITLE
-) -> list[float]:
-    """:func:`title_score` of each block. Blocks whose style scores ``above`` or less get
-    ``NOT_A_TITLE`` without their words being counted: callers that keep only scores
-    above it lose nothing."""
-    body_size = body_font_size(page)
-    scores = []
-    for block in blocks:
-        style = style_score(block, body_size)
-        scores.append(style if style > above and title_length(block) else NOT_A_TITLE)
-    return scores
-
-
 def headline_candidates(
     page: Mapping[str, Any], blocks: Sequence[Block], limit: int = 10
 ) -> list[str]:
@@ -124,9 +110,12 @@ def post_titles(page: Mapping[str, Any], blocks: Sequence[Block]) -> list[Block]
     """
     body_size = body_font_size(page)
     groups: dict[tuple, list[Block]] = defaultdict(list)
-    scores = title_scores(page, blocks, above=POST_TITLE_MIN_SCORE - 1e-9)
-    for block, score in zip(blocks, scores, strict=True):
-        if score >= POST_TITLE_MIN_SCORE and link_share(block) >= 0.8:
+    for block in blocks:  # :func:`title_score`, words counted last (as for headlines)
+        if (
+            style_score(block, body_size) >= POST_TITLE_MIN_SCORE
+            and link_share(block) >= 0.8
+            and title_length(block)
+        ):
             groups[_style(block, body_size)].append(block)
     best = max(groups.values(), key=len, default=[])
     return sorted(best, key=lambda b: b.index) if len(best) >= 2 else []

@@ -31,24 +31,10 @@ class Step:
         descriptions give one shared object (a site's blocks repeat a few hundred steps
         thousands of times: peak memory of learning 100 pages 257 -> 184 MiB)."""
         raw_classes = element.get("classes")
-        # The description as it came (the same in most blocks of a page) finds its step;
-        # one of unhashable parts is normalised each time.
-        key = (element.get("name", ""), element.get("id"), tuple(raw_classes or ()))
-        try:
-            return _STEPS_BY_DESCRIPTION[key]
-        except KeyError:
-            hashable = True
-        except TypeError:
-            hashable = False
         classes = frozenset(str(c) for c in raw_classes if c) if raw_classes else frozenset()
-        step = _shared_step(
+        return _shared_step(
             str(element.get("name", "")).lower(), str(element.get("id") or ""), classes
         )
-        if hashable:
-            if len(_STEPS_BY_DESCRIPTION) >= MAX_REMEMBERED_STEPS:
-                _STEPS_BY_DESCRIPTION.clear()
-            _STEPS_BY_DESCRIPTION[key] = step
-        return step
 
     def covers(self, other: Step) -> bool:
         """True when every element this step describes exactly also fits this step."""
@@ -91,13 +77,7 @@ def _css(step: Step) -> str:
     return step.name + (f"#{step.id}" if step.id else "") + classes
 
 
-MAX_REMEMBERED_STEPS = 65536
-# Raw step descriptions (name, id, classes as captured) -> their step: normalising each of
-# a page's thousand or so path steps was the largest single cost of reading its blocks.
-_STEPS_BY_DESCRIPTION: dict[tuple[Any, ...], Step] = {}
-
-
-@functools.lru_cache(maxsize=MAX_REMEMBERED_STEPS)
+@functools.lru_cache(maxsize=65536)
 def _shared_step(name: str, element_id: str, classes: frozenset[str]) -> Step:
     return Step(name, element_id, classes)
 
