@@ -151,3 +151,69 @@ def test_pages_of_no_known_layout_are_collected_into_a_new_layout(minority_layou
     # Both layouts known: the next crawl takes every page by the fast path, learns nothing.
     assert "new layout" not in after.log and "no longer fits the site" not in after.log
     assert {item["method"] for item in after.items} == {"rules"} and len(after.items) == 30
+
+
+def test_pages_mixing_templates_too_rare_to_learn_are_not_ready() -> None:
+    from spidercrawl.learn.layouts import learnable_share
+
+    def pages(container: str, count: int) -> list[dict]:
+        return [
+            {"texts": [{"text": f"{container} news " * 40, "selector": [{"name": "body"},
+                        {"name": "div", "classes": [container]}, {"name": "p"}]}]}
+            for _ in range(count)
+        ]  # fmt: skip
+
+    # Four templates in ten pages, the largest with four: 40% in learnable templates.
+    mixed = pages("story", 4) + pages("archive", 2) + pages("live", 2) + pages("gallery", 2)
+    assert learnable_share(mixed) == pytest.approx(0.4)
+    assert learnable_share(mixed + pages("archive", 1)) == pytest.approx(7 / 11)
+    assert learnable_share(pages("story", 10)) == 1.0
+    assert learnable_share(mixed[:5]) == 1.0  # too few pages to tell
+
+
+@pytest.fixture(scope="module")
+def four_templates_at_once(tmp_path_factory, chromium_path):
+    """A site whose pages cycle through four templates from the first page on."""
+    import sys
+
+    from spidercrawl.runner import PROJECT_ROOT
+
+    sys.path.insert(0, str(PROJECT_ROOT / "tools"))
+    from build_layouts_site import build
+
+    root = tmp_path_factory.mktemp("four")
+    site = build(root / "site", 24, cycle=("story", "archive", "live", "gallery"))
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}", "LEARN_MIN_PAGES=8")
+    with serving(site) as server:
+        first = crawl_articles(server.base_url, root / "first.jsonl", root / "models", *settings)
+    return root, site, first
+
+
+def test_a_crawl_whose_first_pages_mix_templates_holds_more_and_learns_each(
+    four_templates_at_once,
+) -> None:
+    from urllib.parse import urlsplit
+
+    from spidercrawl.evaluate.metrics import score_text
+
+    root, site, first = four_templates_at_once
+    assert first.returncode == 0, first.log[-3000:]
+    # Eight pages, two of each template: more pages are held before anything is learned.
+    assert "pages held mix templates" in first.log
+    assert first.log.count("learned a model from") == 1, first.log[-3000:]
+    meta = json.loads((root / "models" / SITE / "model.json").read_text("utf-8"))
+    assert len(meta["layouts"]) >= 3, meta["layouts"]  # each learned on its own
+    assert len(first.items) == 24 and all(item["text"] for item in first.items)
+    kinds = json.loads((site / "layouts.json").read_text("utf-8"))
+    ids = {
+        urlsplit(line.split("\t")[1]).path: line.split("\t")[0]
+        for line in (site / "index.tsv").read_text("utf-8").splitlines()
+    }
+    live = []
+    for item in first.items:
+        page_id = ids[urlsplit(item["url"]).path]
+        if kinds[page_id] == "live":
+            gold = (site / "gold" / f"{page_id}.txt").read_text("utf-8")
+            live.append(score_text(item["text"], gold, with_difflib=False).f1)
+    # Learned with the other templates' pages as one layout, live blogs scored 0.12-0.97.
+    assert len(live) == 6 and min(live) >= 0.9, live

@@ -157,8 +157,9 @@ def gallery_main(article: dict, rng: random.Random) -> tuple[str, list[str]]:
     return main, gold
 
 
-def build(out: Path, pages: int = PAGES) -> Path:
-    """Write the site snapshot of ``pages`` pages under ``out``; returns its folder."""
+def build(out: Path, pages: int = PAGES, cycle: tuple[str, ...] = CYCLE) -> Path:
+    """Write the site snapshot of ``pages`` pages under ``out``, page n of layout
+    ``cycle[n % len(cycle)]``; returns its folder."""
     rng = random.Random(2026)
     start = date(2024, 1, 8)
     articles = [build_article(rng, n, start + timedelta(days=n)) for n in range(pages)]
@@ -169,7 +170,7 @@ def build(out: Path, pages: int = PAGES) -> Path:
         (site / folder).mkdir(parents=True)
     index, layouts = [], {}
     for a in articles:
-        layout = CYCLE[int(a["id"]) % len(CYCLE)]
+        layout = cycle[int(a["id"]) % len(cycle)]
         related = [r for r in articles if r["section"] == a["section"] and r is not a][:3]
         if layout == "archive":
             page, gold = archive_page(a, related), gold_text(a)

@@ -63,6 +63,7 @@ from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, add_densities, page_blocks
+from spidercrawl.learn.layouts import MIN_LEARNABLE_SHARE, learnable_share
 from spidercrawl.learn.model import MAX_LAYOUTS, LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed, site_needs_browser
@@ -96,6 +97,7 @@ class SiteState:
     outgrown: str = ""  # the version drift retired (not to be taken back from Redis)
     before_drift: SiteModel | None = None  # its layouts join the model learned after drift
     waiting_for_other: bool = False  # with Redis: another worker holds the learning lock
+    waited_for_layouts: bool = False  # more pages held: the first ones mixed templates
 
 
 class SiteLearningPipeline:
@@ -108,6 +110,7 @@ class SiteLearningPipeline:
         self.crawler = crawler
         self.min_pages = max(1, settings.getint("LEARN_MIN_PAGES"))
         self.min_pages_at_end = max(1, settings.getint("LEARN_MIN_PAGES_AT_END"))
+        self.max_wait_pages = max(self.min_pages, settings.getint("LEARN_MAX_WAIT_PAGES", 30))
         self.headline_in_text = settings.getbool("ARTICLE_HEADLINE_IN_TEXT", True)
         self.articles_only = settings.getbool("ARTICLES_ONLY", True)
         self.store = ModelStore(
@@ -210,9 +213,33 @@ class SiteLearningPipeline:
         elif (waiting := len(state.held) + len(state.relearning_from)) >= self.min_pages:
             if state.before_drift is not None:
                 self._settle(site, state, f"{waiting} pages of no layout it knew")
-            else:
+            elif not self._templates_too_mixed(site, state, [page for page, _ in state.held]):
                 self._settle(site, state, f"{len(state.held)} pages arrived")
         return await future
+
+    def _templates_too_mixed(
+        self, site: str, state: SiteState, pages: list[dict[str, Any]]
+    ) -> bool:
+        """Whether too many of the ``pages`` waiting to be learned from are of templates
+        with too few pages to be learned on their own (:func:`learnable_share`), so that
+        more are held first, up to ``LEARN_MAX_WAIT_PAGES``. Learned from such pages, the
+        templates became one layout (the demo of four layouts crawled 240 pages: its live
+        blogs scored F1 0.14)."""
+        held = len(pages)
+        if not self.model_params["layouts"] or held >= self.max_wait_pages:
+            return False
+        share = learnable_share([page for page in pages if page.get("texts")])
+        if share >= MIN_LEARNABLE_SHARE:
+            return False
+        if not state.waited_for_layouts:
+            logger.info(
+                "%s: the %d pages held mix templates, only %.0f%% of them in templates with "
+                "enough pages to learn on their own; holding more pages, up to %d",
+                site, held, 100 * share, self.max_wait_pages,
+            )  # fmt: skip
+            self.crawler.stats.inc_value("spidercrawl/learn/waited_for_layouts")
+        state.waited_for_layouts = True
+        return True
 
     def _load_model(self, site: str) -> SiteModel | None:
         model = self.store.load(site)
@@ -267,7 +294,10 @@ class SiteLearningPipeline:
         if count < self.min_pages or not self.shared.lock(site):
             return False
         try:
-            self._settle(site, state, why, pages=self.shared.pages(site))
+            pages = self.shared.pages(site)
+            if self._templates_too_mixed(site, state, pages):
+                return False
+            self._settle(site, state, why, pages=pages)
         finally:
             self.shared.unlock(site)
         return True
