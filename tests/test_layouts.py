@@ -154,7 +154,7 @@ def test_pages_of_no_known_layout_are_collected_into_a_new_layout(minority_layou
 
 
 def test_pages_mixing_templates_too_rare_to_learn_are_not_ready() -> None:
-    from spidercrawl.learn.layouts import learnable_share
+    from spidercrawl.learn.layouts import ready_to_learn
 
     def pages(container: str, count: int) -> list[dict]:
         return [
@@ -165,10 +165,15 @@ def test_pages_mixing_templates_too_rare_to_learn_are_not_ready() -> None:
 
     # Four templates in ten pages, the largest with four: 40% in learnable templates.
     mixed = pages("story", 4) + pages("archive", 2) + pages("live", 2) + pages("gallery", 2)
-    assert learnable_share(mixed) == pytest.approx(0.4)
-    assert learnable_share(mixed + pages("archive", 1)) == pytest.approx(7 / 11)
-    assert learnable_share(pages("story", 10)) == 1.0
-    assert learnable_share(mixed[:5]) == 1.0  # too few pages to tell
+    assert ready_to_learn(mixed) == (False, pytest.approx(0.4))
+    # Three templates of three pages and one of two, on its way: not yet.
+    forming = pages("story", 3) + pages("archive", 3) + pages("live", 3) + pages("gallery", 2)
+    assert ready_to_learn(forming) == (False, pytest.approx(9 / 11))
+    assert ready_to_learn(forming + pages("gallery", 1))[0]
+    # A single odd page is no template: nine pages of one and an error page are ready.
+    assert ready_to_learn(pages("story", 9) + pages("error", 1)) == (True, pytest.approx(0.9))
+    assert ready_to_learn(pages("story", 10)) == (True, 1.0)
+    assert ready_to_learn(mixed[:5]) == (True, 1.0)  # too few pages to tell
 
 
 @pytest.fixture(scope="module")

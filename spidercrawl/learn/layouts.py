@@ -12,15 +12,15 @@ So the pages are grouped first. A page's *signature* is its text by selector pat
 path of each block, tags with ids and classes, weighted by the block's characters: the
 article's paragraphs dominate, the shared header and footer weigh little). Two pages'
 similarity is the weighted Jaccard of their signatures; pages are grouped by average
-linkage until groups are less similar than ``LAYOUT_SIMILARITY``. Groups of at least
-``min_pages`` pages are layouts. Where they hold at least half the pages, they alone are
-learned (the strays come again later, see :mod:`spidercrawl.pipelines.learning`);
-otherwise, with two layouts or more, the smaller groups join the layout they are most
-similar to, and with fewer the site has one layout and everything is learned as one.
+linkage until groups are less similar than ``LAYOUT_SIMILARITY``. Groups of fewer than
+``min_pages`` pages join the group they are most similar to. With one group left that
+holds at least half the pages, it alone is learned (the strays come again later, see
+:mod:`spidercrawl.pipelines.learning`); with none, the site has one layout and everything
+is learned as before.
 
-A crawl does not learn from pages that mix templates none of which has enough pages yet
-(:func:`learnable_share` under ``MIN_LEARNABLE_SHARE``): it holds more pages first, so
-that each template is learned on its own rather than all of them as one.
+A crawl does not learn from first pages that mix templates with too few pages each to be
+learned on its own (:func:`ready_to_learn`): it holds more pages first, so that each
+template is learned on its own rather than all of them as one.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ _DIGIT = re.compile(r"\d")
 LAYOUT_SIMILARITY = 0.35
 MIN_LAYOUT_PAGES = 3  # a layout learned on its own needs this many pages
 # A crawl's first pages are ready to learn from when at least this share of them is in
-# templates of MIN_LAYOUT_PAGES pages or more: at 0.5, ten pages of four templates (3, 3,
-# 2, 2) were learned as two layouts, each taking in the pages of a template too rare to
-# learn (see group_layouts).
+# templates of MIN_LAYOUT_PAGES pages or more, and no other template has two pages yet:
+# at half, ten pages of four templates (3, 3, 2, 2) were learned as two layouts, each
+# taking in the pages of a template too rare to learn (see group_layouts).
 MIN_LEARNABLE_SHARE = 0.8
 
 
@@ -100,19 +100,24 @@ def _clusters(
     return groups, matrix
 
 
-def learnable_share(
+def ready_to_learn(
     pages: Sequence[Mapping[str, Any]],
     min_pages: int = MIN_LAYOUT_PAGES,
     threshold: float = LAYOUT_SIMILARITY,
-) -> float:
-    """The share of ``pages`` in templates of at least ``min_pages`` of them: 1.0 for pages
-    of one template (or too few to tell). A crawl whose first pages cycle through four
-    templates has 0.4 with four story pages of ten; learned from then, all four templates
-    became one layout, and a live blog's pages, routed to it, scored F1 0.14."""
+) -> tuple[bool, float]:
+    """Whether a crawl's first ``pages`` show its templates well enough to learn them
+    each on its own, and the share of the pages in templates of at least ``min_pages``
+    (1.0 for pages of one template, or too few to tell). Not ready while under
+    ``MIN_LEARNABLE_SHARE`` of them are, or while another template has two pages or more
+    (one on its way to being learnable; a single odd page is no template). A crawl whose
+    first pages cycle through four templates had four story pages of ten: learned then,
+    all four templates became one layout, and live blogs routed to it scored F1 0.14."""
     if len(pages) < 2 * min_pages:
-        return 1.0
+        return True, 1.0
     groups, _ = _clusters(pages, threshold)
-    return sum(len(g) for g in groups if len(g) >= min_pages) / len(pages)
+    share = sum(len(g) for g in groups if len(g) >= min_pages) / len(pages)
+    forming = any(1 < len(g) < min_pages for g in groups)
+    return share >= MIN_LEARNABLE_SHARE and not forming, share
 
 
 def group_layouts(
@@ -128,15 +133,13 @@ def group_layouts(
         return everything
     groups, matrix = _clusters(pages, threshold)
     big = [g for g in groups if len(g) >= min_pages]
-    learnable = sum(len(g) for g in big)
-    if big and 2 * learnable >= len(pages) and learnable < len(pages):
-        # Templates and a few pages of others, each too few to learn: the templates are
+    if len(big) == 1 and 2 * len(big[0]) >= len(pages) and len(big[0]) < len(pages):
+        # One template and a few pages of others, each too few to learn: the template is
         # learned alone, and the strays are left to come again (LEARN_MIN_PAGES of pages
-        # no layout fits make a new layout). Learned with them, a template's labels and
+        # no layout fits make a new layout). Learned with them, the template's labels and
         # rules took in their blocks too (the demo of four layouts: its story pages lost
-        # their sub-headings and quotes, F1 0.88; live blogs joined to the nearest of two
-        # layouts learned from ten pages of four templates).
-        return [sorted(int(i) for i in g) for g in sorted(big, key=len, reverse=True)]
+        # their sub-headings and quotes, F1 0.88).
+        return [sorted(int(i) for i in big[0])]
     if len(big) < 2:
         return everything
     for small in (g for g in groups if len(g) < min_pages):  # joins its nearest layout

@@ -63,7 +63,7 @@ from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, add_densities, page_blocks
-from spidercrawl.learn.layouts import MIN_LEARNABLE_SHARE, learnable_share
+from spidercrawl.learn.layouts import ready_to_learn
 from spidercrawl.learn.model import MAX_LAYOUTS, LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed, site_needs_browser
@@ -220,22 +220,21 @@ class SiteLearningPipeline:
     def _templates_too_mixed(
         self, site: str, state: SiteState, pages: list[dict[str, Any]]
     ) -> bool:
-        """Whether too many of the ``pages`` waiting to be learned from are of templates
-        with too few pages to be learned on their own (:func:`learnable_share`), so that
-        more are held first, up to ``LEARN_MAX_WAIT_PAGES``. Learned from such pages, the
-        templates became one layout (the demo of four layouts crawled 240 pages: its live
-        blogs scored F1 0.14)."""
+        """Whether the ``pages`` waiting to be learned from mix templates with too few pages
+        each to be learned on its own (:func:`ready_to_learn`), so that more are held first,
+        up to ``LEARN_MAX_WAIT_PAGES``. Learned from such pages, the templates became one
+        layout (the demo of four layouts crawled 240 pages: its live blogs scored F1 0.14)."""
         held = len(pages)
         if not self.model_params["layouts"] or held >= self.max_wait_pages:
             return False
-        share = learnable_share([page for page in pages if page.get("texts")])
-        if share >= MIN_LEARNABLE_SHARE:
+        ready, share = ready_to_learn([page for page in pages if page.get("texts")])
+        if ready:
             return False
         if not state.waited_for_layouts:
             logger.info(
-                "%s: the %d pages held mix templates, only %.0f%% of them in templates with "
-                "enough pages to learn on their own; holding more pages, up to %d",
-                site, held, 100 * share, self.max_wait_pages,
+                "%s: the %d pages held mix templates with too few pages each to learn on "
+                "its own (%.0f%% of the pages in templates of enough pages); holding more "
+                "pages, up to %d", site, held, 100 * share, self.max_wait_pages,
             )  # fmt: skip
             self.crawler.stats.inc_value("spidercrawl/learn/waited_for_layouts")
         state.waited_for_layouts = True
