@@ -74,6 +74,7 @@ logger = logging.getLogger(__name__)
 FITTED_METHODS = frozenset({"rules", "learned", "learned+consensus"})
 JS_PAGES_TO_RENDER_DIRECTLY = 3  # pages drawn by JavaScript before the fast path stops trying
 NEW_LAYOUT_TRIES = 3  # per site and crawl: then pages of no layout stay pages never seen
+LEARN_TRIES = 3  # per site and crawl: after a failed learning, tries on later pages too
 SHARED_MODEL_CHECK_EVERY = 10  # watchdog ticks (seconds) between looks for a newer model
 
 
@@ -98,6 +99,11 @@ class SiteState:
     before_drift: SiteModel | None = None  # its layouts join the model learned after drift
     waiting_for_other: bool = False  # with Redis: another worker holds the learning lock
     waited_for_layouts: bool = False  # more pages held: the first ones mixed templates
+    # After a failed learning: how many tries failed, and the pages the next try learns
+    # from (those of the failed try, then every rendered page since, the newest kept).
+    failed_tries: int = 0
+    retry_pages: list[dict[str, Any]] = field(default_factory=list)
+    pages_since_failure: int = 0
 
 
 class SiteLearningPipeline:
@@ -192,7 +198,10 @@ class SiteLearningPipeline:
             blocks = self._drop_if_not_article(page, state)
         if state.settled:
             article = self._extract(page, state, blocks)
-            self._watch_drift(site, state, page, article)
+            if state.retry_pages:
+                self._learn_again(site, state, page)
+            else:
+                self._watch_drift(site, state, page, article)
             return article
         if state.before_drift is not None:
             known = self._extract(page, state, blocks, model=state.before_drift)
@@ -330,46 +339,88 @@ class SiteLearningPipeline:
         state.relearning_from = []
         state.settled = True
         if len(pages) >= min(self.min_pages, self.min_pages_at_end):
-            started = time.perf_counter()
-            try:
-                state.model = SiteModel(**self.model_params).fit(pages)
-            except ValueError as error:
-                state.fallback_reason = f"could not learn from {len(pages)} pages: {error}"
-            except Exception as error:  # a bug met on odd pages must not stop the crawl
-                logger.exception("%s: learning from %d pages failed", site, len(pages))
-                state.fallback_reason = (
-                    f"learning failed ({type(error).__name__}: {error}); see the log"
-                )
-            else:
-                if state.before_drift is not None:  # the old templates stay known
-                    state.model = state.before_drift.with_layout(state.model)
-                    state.before_drift = None
-                folder = self.store.save(site, state.model)
-                layouts = [m.training_["pages"] for m in getattr(state.model, "layouts_", [])]
-                logger.info(
-                    "%s: learned a model from %d pages (%s) in %.1f s%s; saved to %s",
-                    site, len(pages), why, time.perf_counter() - started,
-                    f", {len(layouts)} layouts of {', '.join(map(str, layouts))} pages"
-                    if layouts else "",
-                    folder,
-                )  # fmt: skip
-                if self.shared is not None:
-                    self.shared.publish(site, state.model.version_, self.store.files(site))
-                    logger.info(
-                        "%s: model %s published for every worker", site, state.model.version_
-                    )
-                self.crawler.signals.send_catch_log(
-                    signal=site_model_changed, site=site, model=state.model
-                )
+            self._learn(site, state, pages, why)
         else:
             state.fallback_reason = (
                 f"only {len(pages)} pages (fewer than LEARN_MIN_PAGES_AT_END="
                 f"{self.min_pages_at_end}) to learn from"
             )
         if state.model is None:
-            logger.warning("%s: %s; extracting by text density", site, state.fallback_reason)
+            logger.warning(
+                "%s: %s; extracting its pages as pages of a site never seen%s", site,
+                state.fallback_reason, "" if self.unseen else " (by text density)",
+            )  # fmt: skip
             self.crawler.stats.inc_value("spidercrawl/learn/fallback_sites")
         self._release(site, state)
+
+    def _learn(self, site: str, state: SiteState, pages: list[dict[str, Any]], why: str) -> None:
+        """Fit the site's model on ``pages``, save it and put it in use; where that fails,
+        say why (``fallback_reason``) and keep the pages for another try on later pages."""
+        started = time.perf_counter()
+        try:
+            model = SiteModel(**self.model_params).fit(pages)
+        except ValueError as error:
+            state.fallback_reason = f"could not learn from {len(pages)} pages: {error}"
+            self._keep_for_next_try(site, state, pages)
+            return
+        except Exception as error:  # a bug met on odd pages must not stop the crawl
+            logger.exception("%s: learning from %d pages failed", site, len(pages))
+            state.fallback_reason = (
+                f"learning failed ({type(error).__name__}: {error}); see the log"
+            )
+            self._keep_for_next_try(site, state, pages)
+            return
+        if state.before_drift is not None:  # the old templates stay known
+            model = state.before_drift.with_layout(model)
+            state.before_drift = None
+        state.model, state.fallback_reason = model, ""
+        state.retry_pages, state.pages_since_failure = [], 0
+        folder = self.store.save(site, model)
+        layouts = [m.training_["pages"] for m in getattr(model, "layouts_", [])]
+        logger.info(
+            "%s: learned a model from %d pages (%s) in %.1f s%s; saved to %s",
+            site, len(pages), why, time.perf_counter() - started,
+            f", {len(layouts)} layouts of {', '.join(map(str, layouts))} pages"
+            if layouts else "",
+            folder,
+        )  # fmt: skip
+        if self.shared is not None:
+            self.shared.publish(site, model.version_, self.store.files(site))
+            logger.info("%s: model %s published for every worker", site, model.version_)
+        self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=model)
+
+    def _keep_for_next_try(self, site: str, state: SiteState, pages: list[dict[str, Any]]) -> None:
+        """A learning failed: its pages are kept, and once ``LEARN_MIN_PAGES`` more have
+        come (extracted meanwhile as pages of a site never seen), the site is learned
+        again from all of them, up to ``LEARN_TRIES`` tries a crawl. One unlucky set of
+        first pages (odd pages whose styles repeat nowhere, say) no longer costs the
+        whole crawl its model. With Redis the site is learned once, by one worker: no
+        second try there."""
+        state.failed_tries += 1
+        self.crawler.stats.inc_value("spidercrawl/learn/failed_tries")
+        state.retry_pages, state.pages_since_failure = [], 0
+        if self.shared is not None or state.failed_tries >= LEARN_TRIES:
+            if state.failed_tries > 1:
+                logger.warning(
+                    "%s: %d tries to learn the site failed; until the next crawl its pages "
+                    "are extracted as pages of a site never seen", site, state.failed_tries,
+                )  # fmt: skip
+            return
+        state.retry_pages = pages[-self.max_wait_pages :]
+        state.fallback_reason += f"; learning again after {self.min_pages} more pages"
+
+    def _learn_again(self, site: str, state: SiteState, page: dict[str, Any]) -> None:
+        """Count ``page`` (already extracted) towards the next try after a failed learning,
+        and learn when ``LEARN_MIN_PAGES`` pages have come since the failure."""
+        if page.get("texts") and not page.get("render_failed"):
+            state.retry_pages = [*state.retry_pages, page][-self.max_wait_pages :]
+            state.pages_since_failure += 1
+        if state.pages_since_failure < self.min_pages:
+            return
+        pages = state.retry_pages
+        self._learn(site, state, pages, f"try {state.failed_tries + 1}, after a failed one")
+        if state.model is None:
+            logger.warning("%s: %s", site, state.fallback_reason)
 
     def _release(self, site: str, state: SiteState) -> None:
         """The site is settled: its held pages become articles."""
