@@ -192,6 +192,24 @@ def test_continuation_stays_in_the_articles_element() -> None:
     assert not take_continuation(blocks, np.array([True, False]))[1]
 
 
+def test_continuation_takes_the_rest_of_the_article_after_an_advert() -> None:
+    """A newspaper template (articles.chicagotribune.com, ziyan chaos page 076): the first
+    paragraphs in a module of their own, then (past an advert with no text) the rest in
+    another module of the same kind, a level further up; the comments below are styled
+    alike but in a module of another kind, and are not taken."""
+    column = [("div", "main-column", ())]
+    first = [*column, ("div", "first-block", ()), ("div", "first-para", ("articletext",))]
+    rest = [*column, ("div", "after-first-para", ("articletext", "with-ad"))]
+    page = PageBuilder()
+    page.add(first, "p", "The lead paragraph, which the classifier found. " * 3, BODY_CSS)
+    page.add(rest, "p", "The second paragraph, after the advert. " * 3, BODY_CSS)
+    page.add(rest, "p", "The third paragraph. " * 5, BODY_CSS)
+    page.add([*column, ("div", "", ("comment",))], "p", "A comment styled alike. " * 5, BODY_CSS)
+    blocks = page_blocks({"texts": page.texts}, densities=False)
+    taken = take_continuation(blocks, np.array([True, False, False, False]))
+    assert taken.tolist() == [True, True, True, False]
+
+
 def test_continuation_stops_at_template_text_and_links() -> None:
     page = PageBuilder()
     page.add(ENTRY, "p", "First paragraph, which the classifier found.", BODY_CSS)

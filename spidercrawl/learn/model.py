@@ -41,7 +41,7 @@ from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules
-from spidercrawl.learn.selectors import SelectorPath, path_css
+from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +164,16 @@ def _style(block: Block) -> tuple[str, tuple[tuple[str, str], ...]]:
     return block.element, tuple(sorted(block.computed.items()))
 
 
+def _kind(step: Step) -> tuple[str, frozenset[str]]:
+    return step.name, step.classes
+
+
+def _kin(kind: tuple[str, frozenset[str]], kinds: set[tuple[str, frozenset[str]]]) -> bool:
+    """Whether an element of ``kind`` has the tag and a class of one of ``kinds``."""
+    name, classes = kind
+    return any(name == other and classes & others for other, others in kinds)
+
+
 PARAGRAPH_CHARS = 150  # a sentence or two: text long enough to be a paragraph of its own
 
 
@@ -197,6 +207,8 @@ def take_continuation(
             styles={_style(blocks[i]) for i in content},
             grandparents={blocks[i].selector[:-2] for i in content if len(blocks[i].selector) > 2},
             template=template,
+            wider={blocks[i].selector[:-3] for i in content if len(blocks[i].selector) > 3},
+            parent_kinds={_kind(blocks[i].steps[-2]) for i in content if len(blocks[i].steps) > 1},
         )
         parents = {blocks[i].selector[:-1] for i in content if len(blocks[i].selector) > 1}
         first, last = members.index(content[0]), members.index(content[-1])
@@ -225,14 +237,26 @@ def _continues(
     grandparents: set[tuple[str, ...]],
     template: frozenset[str],
     paragraph_only: bool = False,
+    wider: set[tuple[str, ...]] = frozenset(),
+    parent_kinds: set[tuple[str, frozenset[str]]] = frozenset(),
 ) -> bool:
     """Whether ``block`` continues an article of these styles inside these grandparent
     elements (a paragraph's length where its style is not the article's, or always when
-    ``paragraph_only``)."""
+    ``paragraph_only``), or styled like the article, one element further up (``wider``),
+    in a parent of the kind of the article's parents (same tag, a class in common:
+    ``div.articletext`` of the first paragraph, and the ``div.articletext`` of the rest
+    after an advert)."""
+    styled = not paragraph_only and _style(block) in styles
+    inside = any(block.selector[: len(g)] == g for g in grandparents) or (
+        styled
+        and len(block.steps) > 1
+        and _kin(_kind(block.steps[-2]), parent_kinds)
+        and any(block.selector[: len(w)] == w for w in wider)
+    )
     return not (
         block.mostly_links
-        or not any(block.selector[: len(g)] == g for g in grandparents)
-        or ((paragraph_only or _style(block) not in styles) and block.chars < PARAGRAPH_CHARS)
+        or not inside
+        or (not styled and block.chars < PARAGRAPH_CHARS)
         or _normalized(block.text) in template
     )
 
