@@ -46,18 +46,33 @@ MIN_LAYOUT_PAGES = 3  # a layout learned on its own needs this many pages
 # at half, ten pages of four templates (3, 3, 2, 2) were learned as two layouts, each
 # taking in the pages of a template too rare to learn (see group_layouts).
 MIN_LEARNABLE_SHARE = 0.8
+CLASS_STEPS = 2  # the steps of a block's selector path whose classes its signature keeps
 
 
 def page_signature(page: Mapping[str, Any]) -> Counter[str]:
-    """The page's characters of text by selector path. Ids and classes with digits are left
+    """The page's characters of text by selector path: tag names, and the classes of the
+    block's element and its parent (``CLASS_STEPS``). Ids and classes with digits are left
     out: they name the article ("post-18422", "story_body_3"), not the template; with them,
-    every page of ziyan's prothomalo was a layout of its own, 4 groups of 24 pages."""
+    every page of ziyan's prothomalo was a layout of its own, 4 groups of 24 pages.
+
+    Classes further up are left out too: there they name the article's section or tags
+    as often as the template (``div.business`` around a BBC story, WordPress's
+    ``article.category-travel.tag-caribbean``), and a class on an ancestor changes the
+    path of every block below it. With them, BBC story pages of one year were each a
+    layout of their own (median similarity 0.06; their paragraphs' paths differed by the
+    section's class only), so a crawl of its pages of two eras learned them as one layout
+    and relearned in the second crawl; see the README ("Sites of several eras")."""
     signature: Counter[str] = Counter()
     for raw in page.get("texts") or []:
         chars = len(block_text(raw.get("text")))
         selector = raw.get("selector") or []
         if chars and selector:
-            signature[">".join(_step(step) for step in selector)] += chars
+            top = len(selector) - CLASS_STEPS
+            steps = (
+                _step(step) if depth >= top else str(step.get("name", "")).lower()
+                for depth, step in enumerate(selector)
+            )
+            signature[">".join(steps)] += chars
     return signature
 
 
