@@ -43,7 +43,7 @@ def post(number: int) -> dict[str, Any]:
     return {**post_page(number), "site": SITE}
 
 
-def pipeline_for(tmp_path, **overrides: Any) -> tuple[SiteLearningPipeline, Any]:
+def pipeline_for(tmp_path) -> tuple[SiteLearningPipeline, Any]:
     settings = Settings()
     settings.setmodule("spidercrawl.settings")
     settings.setdict(
@@ -53,7 +53,6 @@ def pipeline_for(tmp_path, **overrides: Any) -> tuple[SiteLearningPipeline, Any]
             "LEARN_MAX_WAIT_PAGES": MIN_PAGES,  # learn from the first pages, however odd
             "ARTICLES_ONLY": False,  # handmade pages: no page kind to judge
             "REDIS_URL": "",
-            **overrides,
         }
     )
     if not is_reactor_installed():  # no crawl runs it: the pipeline is driven by hand here

@@ -68,17 +68,17 @@ def page_signature(page: Mapping[str, Any]) -> Counter[str]:
         selector = raw.get("selector") or []
         if chars and selector:
             top = len(selector) - CLASS_STEPS
-            steps = (
-                _step(step) if depth >= top else str(step.get("name", "")).lower()
-                for depth, step in enumerate(selector)
-            )
+            steps = (_step(step, depth >= top) for depth, step in enumerate(selector))
             signature[">".join(steps)] += chars
     return signature
 
 
-def _step(step: Mapping[str, Any]) -> str:
+def _step(step: Mapping[str, Any], with_classes: bool = True) -> str:
+    name = str(step.get("name", "")).lower()
+    if not with_classes:
+        return name
     classes = sorted(str(c) for c in step.get("classes") or [] if c and not _DIGIT.search(str(c)))
-    return str(step.get("name", "")).lower() + "".join(f".{c}" for c in classes)
+    return name + "".join(f".{c}" for c in classes)
 
 
 def similarity(a: Counter[str], b: Counter[str]) -> float:

@@ -164,14 +164,9 @@ def _style(block: Block) -> tuple[str, tuple[tuple[str, str], ...]]:
     return block.element, tuple(sorted(block.computed.items()))
 
 
-def _kind(step: Step) -> tuple[str, frozenset[str]]:
-    return step.name, step.classes
-
-
-def _kin(kind: tuple[str, frozenset[str]], kinds: set[tuple[str, frozenset[str]]]) -> bool:
-    """Whether an element of ``kind`` has the tag and a class of one of ``kinds``."""
-    name, classes = kind
-    return any(name == other and classes & others for other, others in kinds)
+def _of_a_kind(step: Step, others: set[Step]) -> bool:
+    """Whether the element ``step`` describes has the tag and a class of one of ``others``."""
+    return any(step.name == other.name and step.classes & other.classes for other in others)
 
 
 PARAGRAPH_CHARS = 150  # a sentence or two: text long enough to be a paragraph of its own
@@ -208,7 +203,7 @@ def take_continuation(
             grandparents={blocks[i].selector[:-2] for i in content if len(blocks[i].selector) > 2},
             template=template,
             wider={blocks[i].selector[:-3] for i in content if len(blocks[i].selector) > 3},
-            parent_kinds={_kind(blocks[i].steps[-2]) for i in content if len(blocks[i].steps) > 1},
+            parents_steps={blocks[i].steps[-2] for i in content if len(blocks[i].steps) > 1},
         )
         parents = {blocks[i].selector[:-1] for i in content if len(blocks[i].selector) > 1}
         first, last = members.index(content[0]), members.index(content[-1])
@@ -238,7 +233,7 @@ def _continues(
     template: frozenset[str],
     paragraph_only: bool = False,
     wider: set[tuple[str, ...]] = frozenset(),
-    parent_kinds: set[tuple[str, frozenset[str]]] = frozenset(),
+    parents_steps: set[Step] = frozenset(),
 ) -> bool:
     """Whether ``block`` continues an article of these styles inside these grandparent
     elements (a paragraph's length where its style is not the article's, or always when
@@ -250,7 +245,7 @@ def _continues(
     inside = any(block.selector[: len(g)] == g for g in grandparents) or (
         styled
         and len(block.steps) > 1
-        and _kin(_kind(block.steps[-2]), parent_kinds)
+        and _of_a_kind(block.steps[-2], parents_steps)
         and any(block.selector[: len(w)] == w for w in wider)
     )
     return not (
