@@ -198,6 +198,29 @@ def test_the_check_sends_misfits_to_the_browser(rules: ExtractionRules) -> None:
         assert not rules.check(rules.extract(broken)).ok
 
 
+def test_text_missing_a_description_the_page_echoes_goes_to_the_browser(
+    rules: ExtractionRules,
+) -> None:
+    """The relevance check rejects rules' text that misses the description only where the
+    page itself says what the description says; a teaser written apart from the page is
+    no sign that the rules took the wrong text."""
+    other = "".join(
+        f"<p class='para'>Tide table {i}: high water at six, low water at noon, and the "
+        f"ferry timetable for the week ahead is unchanged.</p>"
+        for i in range(3)
+    )
+    page = page_html(7).replace(
+        "<div class='article'>",
+        "<h2 class='standfirst'>What happened at the harbour on day 7</h2>"
+        f"<div class='article'>{other}</div><div class='old'>",
+    )
+    misled = rules.extract(page)
+    assert "Tide table 0" in misled.text and "Paragraph 0" not in misled.text
+    verdict = rules.check(misled, "What happened at the harbour on day 7")
+    assert not verdict.ok and "does not echo the description" in verdict.reason
+    assert rules.check(misled, "Councillors argued over a budget for the lighthouse").ok
+
+
 def test_static_capture_reads_metadata_of_raw_html() -> None:
     html = """<html lang="fr"><head><title> Le port </title>
     <meta name="Description" content="Ce qui s'est passe">
