@@ -299,6 +299,37 @@ def test_a_long_gap_of_the_articles_own_paragraphs_is_filled() -> None:
     assert fill_gaps(blocks, classifier_says, max_gap=4).all()
 
 
+def test_a_long_list_in_the_articles_element_is_filled_a_box_deeper_down_is_not() -> None:
+    # The classifier missed a bulleted list of six items and the article element's own
+    # text after it; a box of related links sits deeper inside the same element.
+    def inside(text: str, top: int, *steps: str) -> dict:
+        item = block(text, steps[-1], [], top)
+        item["selector"] = [
+            item["selector"][0],
+            *({"name": s, "id": "", "classes": []} for s in steps),
+        ]
+        return item
+
+    own_text = block("Text of the article element itself, after the list.", "div", [], 400)
+    own_text["selector"] = own_text["selector"][:1]
+    texts = [
+        block("First paragraph of the story.", "p", ["body"], 100),
+        *(
+            inside(f"Point {n} of the list in the story", 140 + 20 * n, "ul", "li")
+            for n in range(6)
+        ),
+        own_text,
+        block("Second paragraph of the story.", "p", ["body"], 460),
+        *(inside(f"Another story {n}", 500 + 20 * n, "aside", "div", "ul", "li") for n in range(6)),
+        block("Third paragraph of the story.", "p", ["body"], 640),
+    ]
+    blocks = page_blocks({"texts": texts})
+    classifier_says = np.array([b.text.endswith("paragraph of the story.") for b in blocks])
+    filled = fill_gaps(blocks, classifier_says, max_gap=4)
+    assert filled[:9].all()  # the list and the element's own text join the article
+    assert not filled[9:15].any()  # six items of a box two levels further down do not
+
+
 def nested_block(outer: dict, text: str, tag: str, top: int, left: int = 300) -> dict:
     """A block inside ``outer``'s element (its selector path one step longer)."""
     inner = block(text, tag, [], top, left)
