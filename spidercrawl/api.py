@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from spidercrawl.capture.fast_path import cut_raw_html
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_html
+from spidercrawl.extract.fast_path import cut_raw_html
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel

@@ -43,7 +43,7 @@ ADDONS = {
 }
 DOWNLOADER_MIDDLEWARES = {
     # Before the capture middleware: it may turn a render request into a plain one.
-    "spidercrawl.capture.fast_path.FastPathMiddleware": 940,
+    "spidercrawl.extract.fast_path.FastPathMiddleware": 940,
     # After the fast path: pages still bound for the browser get their raw HTML first.
     "spidercrawl.capture.raw_html.RawHtmlMiddleware": 945,
     # Plain fetches of pages delivered before ask If-None-Match / If-Modified-Since.
@@ -122,7 +122,7 @@ LEARN_SEED = 0  # seeds the SVM: the same pages give the same model
 LEARN_LAYOUTS = True  # pages of several templates: one model per layout (learn/layouts.py)
 MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versions/
 
-# --- Fast path and template drift (capture/fast_path.py, pipelines/learning.py) ----------
+# --- Fast path and template drift (extract/fast_path.py, pipelines/learning.py) ----------
 FAST_PATH_ENABLED = True  # learned sites with usable rules: plain HTTP + rules, no browser
 # Beyond these a page goes to the browser: they bound the fast path's time per page.
 FAST_PATH_MAX_BYTES = 4 * 2**20

@@ -18,7 +18,7 @@ Rendered pages that are not articles (home, section, tag pages; see
 :mod:`spidercrawl.extract.page_kind`) are dropped with a log line and counted
 (``ARTICLES_ONLY``); every other page becomes an article, none is dropped silently.
 
-Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.capture.fast_path`) are
+Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.extract.fast_path`) are
 cut by the model's extraction rules (``method: rules``).
 
 Template drift: of the last ``DRIFT_WINDOW`` pages of a site with a model that route to
