@@ -221,6 +221,58 @@ def test_text_missing_a_description_the_page_echoes_goes_to_the_browser(
     assert rules.check(misled, "Councillors argued over a budget for the lighthouse").ok
 
 
+def test_a_quote_between_the_rules_paragraphs_joins_a_box_with_links_does_not(
+    rules: ExtractionRules,
+) -> None:
+    """No training page had a quote or a photo box in its article: the rules (one rule,
+    ``div.article > p.para``) cover neither, but a short gap between two of their
+    paragraphs is the article's, unless a block in it is mostly links."""
+    page = (
+        page_html(9)
+        .replace(
+            "</p><p class='para'>Paragraph 1",
+            "</p><blockquote><p>We waited years for this, said the harbour master.</p>"
+            "</blockquote><p class='para'>Paragraph 1",
+        )
+        .replace(
+            "</p><p class='para'>Paragraph 2",
+            "</p><div class='photo'><p>The harbour at dawn, seen from the old lighthouse.</p>"
+            "<ul><li><a href='/mail'>Email to a friend</a></li><li><a href='/print'>Printer "
+            "friendly</a></li></ul></div><p class='para'>Paragraph 2",
+        )
+    )
+    result = rules.extract(page)
+    assert "said the harbour master" in result.text
+    assert result.text.index("Paragraph 0") < result.text.index("harbour master")
+    assert result.text.index("harbour master") < result.text.index("Paragraph 1")
+    # The photo box holds a block of links (its tools): as on the rendered page, that keeps
+    # the whole gap out, its caption too.
+    assert "Email to a friend" not in result.text and "old lighthouse" not in result.text
+
+
+def test_a_training_page_without_an_article_does_not_tie_the_rules_to_pages() -> None:
+    """Each page's article element has the page's own id. One training page, where the
+    model took no article, has its paragraphs at the same place: as negatives they kept
+    every rule tied to its own page's id, and the rules matched no new page."""
+
+    def item(number: int) -> dict:
+        def block(text: str) -> dict:
+            return {
+                "selector": [
+                    {"name": "div", "id": f"story-{number}", "classes": ["article"]},
+                    {"name": "p", "id": "", "classes": ["para"]},
+                ],
+                "text": [text],
+            }
+
+        return {"texts": [block(f"Paragraph {i} of story {number}.") for i in range(3)]}
+
+    pages = [item(n) for n in range(5)]
+    content = [(p, i) for p in range(4) for i in range(3)]  # nothing taken on page 4
+    rules = ExtractionRules().fit(pages, content)
+    assert [stat["css"] for stat in rules.rule_stats_] == ["body > div.article > p.para"]
+
+
 def test_static_capture_reads_metadata_of_raw_html() -> None:
     html = """<html lang="fr"><head><title> Le port </title>
     <meta name="Description" content="Ce qui s'est passe">
