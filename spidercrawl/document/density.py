@@ -64,7 +64,7 @@ LINK_TAGS = frozenset({"a", "button", "select"})
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 
-def _chars(text: str | None) -> int:
+def visible_chars(text: str | None) -> int:
     """Characters that are not whitespace (``str.split`` and ``\\s`` agree on what is)."""
     return len("".join(text.split())) if text else 0
 
@@ -131,9 +131,9 @@ class TextDensity:
         self.children: list[list[int]] = [[] for _ in range(n)]
         chars, tags, link_chars, link_tags = [0] * n, [0] * n, [0] * n, [0] * n
         for i, el in enumerate(self.nodes):
-            own = _chars(el.text)
+            own = visible_chars(el.text)
             for child in el:
-                own += _chars(child.tail)
+                own += visible_chars(child.tail)
                 j = self.index.get(child)
                 if j is not None:
                     self.children[i].append(j)

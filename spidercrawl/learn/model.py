@@ -119,7 +119,7 @@ def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> 
     def inside_share(gap: range) -> float:
         parents = content_parents[blocks[gap[0]].page]
         chars = sum(blocks[i].chars for i in gap)
-        inside = sum(blocks[i].chars for i in gap if _inside(blocks[i].selector, parents))
+        inside = sum(blocks[i].chars for i in gap if _inside(blocks[i], parents))
         return inside / (chars or 1)
 
     for start, end in itertools.pairwise(positions):
@@ -139,19 +139,15 @@ def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> 
 ARTICLE_PARTS = frozenset({"ul", "ol", "dl", "blockquote", "figure"})
 
 
-def _inside(selector: tuple[str, ...], elements: set[tuple[str, ...]]) -> bool:
-    """Whether the element at ``selector`` is one of ``elements`` (selector paths), a child
-    of one, or a child of a list, quote or figure (``ARTICLE_PARTS``) that is a child of
-    one. Deeper down are boxes of their own (an aside of related links, a comment thread
-    in a section)."""
+def _inside(block: Block, elements: set[tuple[str, ...]]) -> bool:
+    """Whether the block's element is one of ``elements`` (selector paths), a child of one,
+    or a child of a list, quote or figure (``ARTICLE_PARTS``) that is a child of one.
+    Deeper down are boxes of their own (an aside of related links, a comment thread in a
+    section)."""
+    selector = block.selector
     if selector in elements or selector[:-1] in elements:
         return True
-    return len(selector) > 2 and _tag(selector[-2]) in ARTICLE_PARTS and selector[:-2] in elements
-
-
-def _tag(step: str) -> str:
-    """A selector step's tag name (``ul.links`` -> ``ul``)."""
-    return step.split("#", 1)[0].split(".", 1)[0]
+    return len(selector) > 2 and block.steps[-2].name in ARTICLE_PARTS and selector[:-2] in elements
 
 
 def take_nested(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:

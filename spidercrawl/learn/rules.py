@@ -37,7 +37,7 @@ import lxml.html
 import numpy as np
 from lxml import etree
 
-from spidercrawl.document.density import body_of, remove_invisible
+from spidercrawl.document.density import body_of, remove_invisible, visible_chars
 from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.page import first_description
 from spidercrawl.document.structure import (
@@ -595,7 +595,7 @@ def _short_gaps(matched: set[lxml.html.HtmlElement]) -> set[lxml.html.HtmlElemen
     (washingtonpost.com's blog posts: recall 0.29-0.47 where the rendered page gave 0.97).
     A gap holding a block that is mostly links (a box of related stories) is no part of
     the article (:func:`_holds_links`)."""
-    by_parent: dict[lxml.html.HtmlElement, int] = Counter()
+    by_parent: Counter[lxml.html.HtmlElement] = Counter()
     for element in matched:
         parent = element.getparent()
         if parent is not None:
@@ -632,8 +632,8 @@ def _holds_links(element: lxml.html.HtmlElement) -> bool:
 
 def _mostly_links(element: lxml.html.HtmlElement) -> bool:
     """Whether over half of the element's text is inside links."""
-    chars = len("".join(element.text_content().split()))
-    links = sum(len("".join(a.text_content().split())) for a in element.iter("a"))
+    chars = visible_chars(element.text_content())
+    links = sum(visible_chars(a.text_content()) for a in element.iter("a"))
     return chars > 0 and links > chars / 2
 
 
