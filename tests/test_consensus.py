@@ -197,10 +197,10 @@ def test_no_peer_runs_where_text_density_agrees_with_our_blocks() -> None:
     assert calls["readability"] == 1 and paragraphs[2] in article.text
 
 
-def test_text_densitys_last_resort_is_confirmed_and_other_fallbacks_are_not() -> None:
+def test_text_densitys_last_resort_is_confirmed_and_the_containers_is_not() -> None:
     """Where a site model fell back to text density (it and the cross-site extractor found
     nothing), the peers may overrule it as they may the model's own article; the
-    container's and the cross-site fallbacks' articles stand as they are."""
+    container's fallback article stands as it is."""
     from spidercrawl.extract.article import LearnedArticle
 
     extractor = ConsensusExtractor(UnseenExtractor.load())
@@ -211,6 +211,25 @@ def test_text_densitys_last_resort_is_confirmed_and_other_fallbacks_are_not() ->
     )
     assert confirmed.method == "learned+consensus" and paragraphs[2] in confirmed.extraction.text
     assert note.startswith("consensus of 3 extractors")
-    for method in ("learned+container", "learned+unseen"):
-        kept, note = extractor.confirm_learned(page, LearnedArticle(wrong, method, "nothing"))
-        assert kept.extraction is wrong and kept.method == method and note == ""
+    kept, note = extractor.confirm_learned(page, LearnedArticle(wrong, "learned+container", "x"))
+    assert kept.extraction is wrong and kept.method == "learned+container" and note == ""
+
+
+def test_a_page_of_no_known_layout_gets_a_never_seen_pages_vote() -> None:
+    """A learned site's page extracted as a never-seen site's (``learned+unseen``) is voted
+    on as such a page is; it keeps its method and reason, by which the crawl collects pages
+    of no known layout into a new layout."""
+    from spidercrawl.extract.article import UNFAMILIAR, LearnedArticle
+
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    calls = counting_calls(extractor)
+    page, paragraphs = story_page(5)
+    reason = f"only 5% of the page's text {UNFAMILIAR}"
+    wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.5, "u")
+    voted, note = extractor.confirm_learned(page, LearnedArticle(wrong, "learned+unseen", reason))
+    assert voted.method == "learned+unseen" and voted.reason == reason
+    assert paragraphs[2] in voted.extraction.text and note.startswith("consensus of 3")
+    assert calls == {"trafilatura": 1, "readability": 1}
+    right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.5, "u")
+    kept, note = extractor.confirm_learned(page, LearnedArticle(right, "learned+unseen", reason))
+    assert kept.extraction is right and kept.reason == reason and "agreeing" in note
