@@ -153,8 +153,8 @@ def _score_with(
             return _article_text(page, found, "unseen", blocks=blocks), ""
         if model is None:
             return _article_text(page, cold_start_extraction(page), "density", blocks=blocks), ""
-        # A page of a layout the model does not know: our blocks less the template (the
-        # consensus measured worse there, see extract/article.py).
+        # A page of a layout the model does not know: our blocks less the template, voted
+        # on with the peers as the crawl does (see extract/consensus.py).
         unseen = consensus.unseen if consensus is not None else None
         learned = learned_extraction(page, model, unseen, blocks)
         if consensus is not None:

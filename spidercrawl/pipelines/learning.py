@@ -655,7 +655,7 @@ class SiteLearningPipeline:
             if reason:
                 instead = {
                     "learned+container": "the site's article container",
-                    "learned+unseen": "the cross-site model and text density",
+                    "learned+unseen": "what a site never seen gets",
                 }.get(method, "text density")
                 note = "; ".join(filter(None, [note, f"{reason}; {instead} instead"]))
         elif self.consensus is not None:
