@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -188,3 +189,33 @@ def test_rendered_pages_keep_their_raw_html(demo_crawl) -> None:
         assert item["raw_html"] == snapshot.page_bytes(page_id).decode("utf-8")
         assert item["rendered_html"] != item["raw_html"]  # the DOM has the capture's marks
         assert hits[path] == 2  # a plain fetch for the raw HTML, then the browser
+
+
+def test_a_local_copy_is_never_left_for_the_live_site(tmp_path, chromium_path) -> None:
+    """A copy's robots.txt and sitemap that name the live site's hosts (absolute URLs, as
+    saved pages keep them) must not send the crawl there: such URLs are counted and the
+    first one logged, and the copy's own pages are crawled as before."""
+    site = tmp_path / "harbourtimes.example"
+    shutil.copytree(DEMO_SITE, site)
+    (site / "files" / "robots.txt").write_text(
+        "User-agent: *\nDisallow: /private/\nSitemap: /sitemap.xml\n"
+        "Sitemap: http://sitemaps.harbourtimes.example/news.xml\n"
+    )
+    paths = list(SiteSnapshot(DEMO_SITE).path_of.values())
+    locs = [f"https://www.harbourtimes.example{paths[0]}", *paths]
+    (site / "files" / "sitemap.xml").write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
+        + "</urlset>"
+    )
+    with serving(site) as server:
+        result = run_crawl(
+            "harbourtimes.example", server.base_url, tmp_path / "copy.jsonl",
+            "-a", "max_pages=2", "-a", "max_depth=0",
+        )  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.items) == 2
+    assert all(item["url"].startswith(server.base_url) for item in result.items)
+    assert "harbourtimes.example: not fetching http://sitemaps.harbourtimes.example" in result.log
+    assert "'spidercrawl/discovery/offsite': 2," in result.log
+    assert "DNS lookup failed" not in result.log and "ERR_NAME" not in result.log

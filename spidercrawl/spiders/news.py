@@ -219,9 +219,10 @@ class NewsSpider(scrapy.Spider):
             raise DontCloseSpider
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
-        site = response.meta["site"]
+        target = self._target(response.meta)
         for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            yield from self._sitemap_request(url, site)
+            if self._kept(target, url, target.may_discover(url)):
+                yield from self._sitemap_request(url, target.name)
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         content = discovery.read_sitemap(response)
@@ -231,9 +232,12 @@ class NewsSpider(scrapy.Spider):
         target = self._target(response.meta)
         self.crawler.stats.inc_value("spidercrawl/discovery/sitemaps")
         for url in content.sitemaps:
-            yield from self._sitemap_request(url, target.name)
+            if self._kept(target, url, target.may_discover(url)):
+                yield from self._sitemap_request(url, target.name)
         source = "news-sitemap" if content.is_news else "sitemap"
         for url in content.urls:
+            if not self._kept(target, url, target.on_site(url)):
+                continue
             render = self.render_mode == "all" or discovery.looks_like_article_url(url)
             if content.is_news or render:
                 yield from self._render(target, url, source)
@@ -244,7 +248,8 @@ class NewsSpider(scrapy.Spider):
         self.crawler.stats.inc_value("spidercrawl/discovery/feeds")
         target = self._target(response.meta)
         for url in discovery.feed_entry_urls(response):
-            yield from self._render(target, url, "feed")
+            if self._kept(target, url, target.on_site(url)):
+                yield from self._render(target, url, "feed")
 
     def parse_page(self, response: Response) -> Iterator[scrapy.Request]:
         """A plainly fetched page: render it if it is an article, follow its links."""
@@ -254,7 +259,8 @@ class NewsSpider(scrapy.Spider):
         hops = response.meta.get("hops", 0)
         if hops == 0:
             for url in discovery.feed_urls(response):
-                yield from self._discovery_request(url, target.name, self.parse_feed)
+                if self._kept(target, url, target.may_discover(url)):
+                    yield from self._discovery_request(url, target.name, self.parse_feed)
         if self.render_mode == "all" or discovery.is_article(response):
             source = response.meta.get("discovered_by", "link")
             yield from self._render(target, response.url, source)
@@ -277,6 +283,22 @@ class NewsSpider(scrapy.Spider):
                 yield from self._render(target, url, "link")
             else:
                 yield from self._visit(target, url, "link", hops=hops + 1)
+
+    def _kept(self, target: SiteCrawl, url: str, allowed: bool) -> bool:
+        """``allowed``, and when not, the URL counted (``spidercrawl/discovery/offsite``) and
+        the first one logged: a sitemap or feed that names pages of another host would
+        otherwise send the crawl there (a local copy's to the live site)."""
+        if allowed:
+            return True
+        target.offsite += 1
+        self.crawler.stats.inc_value("spidercrawl/discovery/offsite")
+        if target.offsite == 1:
+            logger.info(
+                "%s: not fetching %s, which is off the site (%s); such URLs from sitemaps and "
+                "feeds are counted in spidercrawl/discovery/offsite", target.name, url,
+                target.spec.base_host if target.spec.is_local_copy else target.name,
+            )  # fmt: skip
+        return False
 
     def _sitemap_request(self, url: str, site: str) -> Iterator[scrapy.Request]:
         yield from self._discovery_request(url, site, self.parse_sitemap)
@@ -537,6 +559,7 @@ class SiteCrawl:
     failed: int = 0
     raw_fallback: int = 0
     home_failed: str = ""  # why the home page could not be fetched
+    offsite: int = 0  # feed entries, sitemap URLs, feeds and sitemaps off the site, not fetched
 
     @property
     def name(self) -> str:
@@ -547,10 +570,18 @@ class SiteCrawl:
         return self.rendered + self.fast_path
 
     def on_site(self, url: str) -> bool:
-        """Whether a link stays on the site (its host or a subdomain; any port)."""
+        """Whether a URL stays on the site: its host or a subdomain, any port. A live site's
+        host is its name (``npr.org`` takes ``www.npr.org`` and ``text.npr.org``, whichever
+        ``base_url`` starts from); a local copy's (``base_url`` elsewhere) is the copy's."""
         host = (urlsplit(url).hostname or "").lower()
-        base = self.spec.base_host
+        base = self.spec.base_host if self.spec.is_local_copy else self.spec.name
         return host == base or host.endswith(f".{base}")
+
+    def may_discover(self, url: str) -> bool:
+        """Whether a feed or sitemap may be read from ``url``: one on the site, or one a
+        live site names on another host (a feed on a feed service, a sitemap robots.txt
+        points to elsewhere). A local copy never reaches out to the live site."""
+        return self.on_site(url) or not self.spec.is_local_copy
 
 
 def _resident_mb() -> float:
