@@ -147,10 +147,17 @@ def main() -> int:
     parser.add_argument("--crawl-cache", type=Path, default=Path("/tmp/cc"))
     parser.add_argument("--pages", type=Path, default=None, help="an evaluation's pages.csv")
     parser.add_argument("--sites", nargs="*", default=[], help="only these hosts")
+    parser.add_argument(
+        "--gaps", default="learned", help="list the sites where this method of --pages trails "
+        "the template oracle most",
+    )  # fmt: skip
     args = parser.parse_args()
     others = method_scores(args.pages)
     columns = ["template oracle", "render ceiling", *sorted(others)]
     table: dict[str, dict[str, list[float]]] = collections.defaultdict(
+        lambda: collections.defaultdict(list)
+    )
+    sites: dict[str, dict[str, list[float]]] = collections.defaultdict(
         lambda: collections.defaultdict(list)
     )
     for site in find_sites(args.datasets, args.sites):
@@ -169,11 +176,11 @@ def main() -> int:
             key = (site.dataset, site.snapshot.host, page.page_id)
             if others and not all(key in scores for scores in others.values()):
                 continue  # every column on the same pages
-            row = table[site.dataset]
-            row["template oracle"].append(word_f1(page.text_of(roles), page.gold))
-            row["render ceiling"].append(page.ceiling())
-            for method, scores in others.items():
-                row[method].append(scores[key])
+            for row in (table[site.dataset], sites[site.key]):
+                row["template oracle"].append(word_f1(page.text_of(roles), page.gold))
+                row["render ceiling"].append(page.ceiling())
+                for method, scores in others.items():
+                    row[method].append(scores[key])
         print(f"{site.key}: {len(pages)} pages, {len(roles)} roles ({role})", file=sys.stderr)
     print("| dataset | pages | " + " | ".join(columns) + " |")
     print("|---|---|" + "---|" * len(columns))
@@ -191,7 +198,23 @@ def main() -> int:
         ]
         pages = len(everything["template oracle"])
         print(f"| all pages / mean of datasets | {pages} | " + " | ".join(per_dataset) + " |")
+    if args.gaps in others:
+        print_gaps(sites, args.gaps)
     return 0
+
+
+def print_gaps(sites: dict[str, dict[str, list[float]]], method: str, most: int = 12) -> None:
+    """The sites where ``method`` trails the template oracle most (F1 summed over pages)."""
+    gaps = sorted(
+        ((sum(row["template oracle"]) - sum(row[method]), key) for key, row in sites.items()),
+        reverse=True,
+    )
+    print(f"\n| site | pages | template oracle | {method} | pages' F1 lost |")
+    print("|---|---|---|---|---|")
+    for lost, key in gaps[:most]:
+        row = sites[key]
+        oracle, other = statistics.mean(row["template oracle"]), statistics.mean(row[method])
+        print(f"| {key} | {len(row[method])} | {oracle:.3f} | {other:.3f} | {lost:.2f} |")
 
 
 if __name__ == "__main__":
