@@ -141,13 +141,17 @@ def build_trouble_site(root: Path) -> Path:
     extra = ["/missing.html", "/error/500", "/slow.html", "/files/doc.pdf"]
     (site / "files" / "files").mkdir(parents=True)
     (site / "files" / "files" / "doc.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
-    locs = [f"/pages/{p.name}" for p in sorted(pages.iterdir())] + extra
+    write_sitemap(site, [f"/pages/{p.name}" for p in sorted(pages.iterdir())] + extra)
+    return site
+
+
+def write_sitemap(site: Path, locs: list[str]) -> None:
+    """The snapshot's own ``/sitemap.xml`` (served instead of the generated one)."""
     (site / "files" / "sitemap.xml").write_text(
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
         + "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
         + "</urlset>"
     )
-    return site
 
 
 def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_path) -> None:
@@ -202,12 +206,7 @@ def test_a_local_copy_is_never_left_for_the_live_site(tmp_path, chromium_path) -
         "Sitemap: http://sitemaps.harbourtimes.example/news.xml\n"
     )
     paths = list(SiteSnapshot(DEMO_SITE).path_of.values())
-    locs = [f"https://www.harbourtimes.example{paths[0]}", *paths]
-    (site / "files" / "sitemap.xml").write_text(
-        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-        + "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
-        + "</urlset>"
-    )
+    write_sitemap(site, [f"https://www.harbourtimes.example{paths[0]}", *paths])
     with serving(site) as server:
         result = run_crawl(
             "harbourtimes.example", server.base_url, tmp_path / "copy.jsonl",
