@@ -54,7 +54,7 @@ PeerExtractor = Callable[[str], str]
 # A learned site's articles the peers may overrule: the site model's own, and text
 # density's, its last resort (see :meth:`ConsensusExtractor.confirm_learned`).
 CONFIRMED_METHODS = ("learned", "learned+density-fallback")
-# A learned site's articles made as a never-seen site's are: the peers vote on them as on a
+# A learned site's articles made as on a site never seen: the peers vote on them as on a
 # never-seen site's page (see :meth:`ConsensusExtractor.confirm_learned`).
 VOTED_METHODS = ("learned+unseen",)
 
@@ -242,9 +242,9 @@ class ConsensusExtractor:
         where the consensus had 0.88 and 0.96: a page where our blocks found nothing is a
         page for the peers. Designed on those 7 pages, so not a clean figure.
 
-        A page extracted as a site never seen's would be (``learned+unseen``: of no known
-        layout, or where the site model found almost nothing) gets the vote a never-seen
-        site's page gets (:meth:`vote`); its method and reason stay, so the crawl still
+        A page extracted as on a site never seen (``learned+unseen``: of no known layout,
+        or where the site model found almost nothing) gets the vote a never-seen site's
+        page gets (:meth:`vote`); its method and reason stay, so the crawl still
         collects pages of no known layout into a new layout. Before, our blocks alone
         decided there: session 22's pages by way showed those pages at F1 0.79 / 0.92
         (dragnet / l3s-gn1) where readability-lxml had 0.89 / 0.96."""
