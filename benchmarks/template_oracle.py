@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from spidercrawl.evaluate.crawl import crawl_snapshot
 from spidercrawl.evaluate.runner import EvaluationSite, find_sites, read_gold
+from spidercrawl.extract.consensus import word_f1
 from spidercrawl.learn.blocks import Block, page_blocks, template_path, template_step
 from spidercrawl.learn.layouts import CLASS_STEPS
 from spidercrawl.runner import PROJECT_ROOT
@@ -48,13 +49,6 @@ from spidercrawl.text import tokenize
 DATASETS = PROJECT_ROOT.parent / "shared" / "datasets"
 MIN_GOLD_SHARE = 0.3  # a role is tried when this share of its words are gold words
 MIN_GAIN = 1e-4  # the greedy search stops when adding a role raises the mean less
-
-
-def word_f1(first: Sequence[str], second: Sequence[str]) -> float:
-    """Word-level LCS F1, the evaluation's measure (0 when either is empty)."""
-    if not first or not second:
-        return 0.0
-    return 2 * LCSseq.similarity(first, second) / (len(first) + len(second))
 
 
 def near_path(block: Block) -> str:
@@ -87,19 +81,22 @@ class OraclePage:
         return 2 * recall / (1 + recall) if recall else 0.0
 
 
-def site_pages(site: EvaluationSite, cache: Path, role: str) -> list[OraclePage]:
-    """The site's pages with gold, each block named by its ``role`` (a key of ``ROLES``)."""
+def site_pages(site: EvaluationSite, cache: Path) -> dict[str, list[OraclePage]]:
+    """The site's pages with gold, once per definition of a role (``ROLES``): each block
+    named by its role. The crawl is read and the blocks made once for all."""
     crawled = crawl_snapshot(site.snapshot, cache / site.dataset / f"{site.snapshot.host}.jsonl")
-    role_of = ROLES[role]
-    pages = []
+    pages: dict[str, list[OraclePage]] = {role: [] for role in ROLES}
     for page_id in site.snapshot.page_ids:
         gold = read_gold(site.snapshot.root / "gold" / f"{page_id}.txt")
         if gold is None:
             continue
         item = crawled.get(page_id)
         blocks = page_blocks(item, densities=False) if item else []
-        roles = [(role_of(b), tokenize(b.text)) for b in blocks]
-        pages.append(OraclePage(page_id, tokenize(gold), roles))
+        words = [tokenize(b.text) for b in blocks]
+        gold_words = tokenize(gold)
+        for role, role_of in ROLES.items():
+            named = [(role_of(b), w) for b, w in zip(blocks, words, strict=True)]
+            pages[role].append(OraclePage(page_id, gold_words, named))
     return pages
 
 
@@ -162,8 +159,7 @@ def main() -> int:
     )
     for site in find_sites(args.datasets, args.sites):
         choices = []
-        for role in ROLES:
-            pages = site_pages(site, args.crawl_cache, role)
+        for role, pages in site_pages(site, args.crawl_cache).items():
             roles = best_roles(pages)
             score = (
                 statistics.mean(word_f1(p.text_of(roles), p.gold) for p in pages) if pages else 0
