@@ -7,6 +7,7 @@ characters is a token: ``str.split`` would count a whole Chinese paragraph as on
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import regex
@@ -19,6 +20,22 @@ _TOKEN = regex.compile(
     rf"[^\s\p{{P}}\p{{S}}{_UNSPACED_SCRIPTS}]+|[{_UNSPACED_SCRIPTS}]", regex.VERSION0
 )
 _UNSPACED_CHAR = regex.compile(rf"[{_UNSPACED_SCRIPTS}]")
+# Most text is in Latin-1 and the General Punctuation block (curly quotes, dashes). There
+# the standard library's ``re`` finds the same tokens about twice as fast: its pattern is
+# the set of those characters that ``_TOKEN`` treats as parts of words, asked of ``_TOKEN``
+# itself, so the two cannot disagree.
+_COMMON_RANGES = (range(0x00, 0x100), range(0x2000, 0x2070))
+_COMMON_ONLY = re.compile(r"[\x00-\xff\u2000-\u206f]*")
+_COMMON_TOKEN = re.compile(
+    "[{}]+".format(
+        "".join(
+            re.escape(chr(code))
+            for codes in _COMMON_RANGES
+            for code in codes
+            if _TOKEN.fullmatch(chr(code))
+        )
+    )
+)
 
 
 def tokenize(text: str) -> list[str]:
@@ -39,7 +56,10 @@ def word_count(text: str) -> int:
 def _tokens(text: str) -> tuple[str, ...]:
     """The tokens of the texts seen last: on the fast path, the rules' check and the
     article's word count read the same article text (tokenizing was a fifth of its time)."""
-    return tuple(_TOKEN.findall(text.casefold()))
+    folded = text.casefold()
+    if _COMMON_ONLY.fullmatch(folded):
+        return tuple(_COMMON_TOKEN.findall(folded))
+    return tuple(_TOKEN.findall(folded))
 
 
 def cjk_share(text: str) -> float:

@@ -1,0 +1,32 @@
+"""The shared tokenizer: its quick path for Latin-1 text must find the very tokens its
+general pattern finds."""
+
+from __future__ import annotations
+
+import random
+
+from spidercrawl.text import _TOKEN, tokenize
+
+
+def _general(text: str) -> list[str]:
+    return _TOKEN.findall(text.casefold())
+
+
+def test_the_quick_path_finds_the_general_patterns_tokens() -> None:
+    common = [chr(c) for c in (*range(0x00, 0x100), *range(0x2000, 0x2070))]
+    rng = random.Random(7)
+    samples = [
+        "Don’t stop — “quoted” text… café, naïve, Straße: 3.5% (ÆØÅ) ½ ¿qué? ¡sí!",
+        "".join(common),
+        *("".join(rng.choices(common + list("abc  "), k=200)) for _ in range(200)),
+    ]
+    for text in samples:
+        assert tokenize(text) == _general(text)
+    assert tokenize("Don’t stop — “quoted” Straße") == ["don", "t", "stop", "quoted", "strasse"]
+
+
+def test_text_beyond_latin1_takes_the_general_pattern() -> None:
+    # µ casefolds to Greek mu, outside the quick path's characters.
+    for text in ("µ-meter", "Ελληνικά και English", "日本語のテキスト and text", "مرحبا بالعالم"):
+        assert tokenize(text) == _general(text)
+    assert tokenize("北京 news") == ["北", "京", "news"]
