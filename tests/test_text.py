@@ -16,13 +16,15 @@ def test_the_quick_path_finds_the_general_patterns_tokens() -> None:
     common = [chr(c) for c in (*range(0x00, 0x100), *range(0x2000, 0x2070))]
     rng = random.Random(7)
     samples = [
-        "Don’t stop — “quoted” text… café, naïve, Straße: 3.5% (ÆØÅ) ½ ¿qué? ¡sí!",
+        "Don\u2019t stop \u2014 \u201cquoted\u201d text\u2026 café, naïve, Straße",
+        "3.5% (ÆØÅ) ½ ¿qué? ¡sí!",
         "".join(common),
         *("".join(rng.choices(common + list("abc  "), k=200)) for _ in range(200)),
     ]
     for text in samples:
         assert tokenize(text) == _general(text)
-    assert tokenize("Don’t stop — “quoted” Straße") == ["don", "t", "stop", "quoted", "strasse"]
+    quoted = "Don\u2019t stop \u2014 \u201cquoted\u201d Straße"
+    assert tokenize(quoted) == ["don", "t", "stop", "quoted", "strasse"]
 
 
 def test_text_beyond_latin1_takes_the_general_pattern() -> None:
