@@ -20,6 +20,10 @@ TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
 # Politeness: robots.txt is obeyed and AutoThrottle adapts the rate to the server.
 ROBOTSTXT_OBEY = True
+# The parser keeps the file, so that the spider reads the sitemaps it names without
+# downloading it again (spidercrawl/capture/robots.py). Another parser works too: the
+# spider then fetches robots.txt itself for discovery.
+ROBOTSTXT_PARSER = "spidercrawl.capture.robots.RobotsWithSitemaps"
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 0.5
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0

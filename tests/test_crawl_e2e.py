@@ -6,6 +6,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -42,7 +43,9 @@ def test_every_demo_article_is_rendered_once(demo_crawl) -> None:
 
 def test_discovery_used_robots_sitemap_and_feed(demo_crawl) -> None:
     result, hits = demo_crawl
-    assert hits.get("/robots.txt") and hits.get("/sitemap.xml") and hits.get("/feed.xml")
+    assert hits.get("/sitemap.xml") and hits.get("/feed.xml")
+    # Fetched once: the spider reads its sitemaps from what Scrapy's robots middleware got.
+    assert hits["/robots.txt"] == 1
     # page 007 links to /private/..., which robots.txt disallows: never requested
     assert not any(path.startswith("/private/") for path in hits)
     assert {item["discovered_by"] for item in result.items} <= {"sitemap", "feed", "link"}
@@ -152,6 +155,36 @@ def write_sitemap(site: Path, locs: list[str]) -> None:
         + "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
         + "</urlset>"
     )
+
+
+@pytest.mark.parametrize("obey", [True, False])
+def test_a_sitemap_only_robots_txt_names_is_crawled(tmp_path, chromium_path, obey) -> None:
+    """Articles listed only in a sitemap that robots.txt names (no feed, an empty
+    /sitemap.xml, no links followed) are found whether or not robots.txt is obeyed: obeyed,
+    the file Scrapy's middleware fetched is read (and fetched once); not obeyed, the spider
+    fetches it itself."""
+    site = tmp_path / "harbourtimes.example"
+    shutil.copytree(DEMO_SITE, site)
+    paths = list(SiteSnapshot(DEMO_SITE).path_of.values())[:2]
+    (site / "files" / "robots.txt").write_text("User-agent: *\nSitemap: /maps/news.xml\n")
+    write_sitemap(site, [])
+    (site / "files" / "maps").mkdir()
+    (site / "files" / "maps" / "news.xml").write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<url><loc>{path}</loc></url>" for path in paths)
+        + "</urlset>"
+    )
+    (site / "files" / "feed.xml").write_text('<rss version="2.0"><channel></channel></rss>')
+    with serving(site) as server:
+        result = run_crawl(
+            "harbourtimes.example", server.base_url, tmp_path / "pages.jsonl",
+            "-a", "max_depth=0", "-s", f"ROBOTSTXT_OBEY={obey}",
+        )  # fmt: skip
+        hits = dict(server.hits)
+    assert result.returncode == 0, result.log[-3000:]
+    assert sorted(urlsplit(item["url"]).path for item in result.items) == sorted(paths)
+    assert hits["/maps/news.xml"] == 1
+    assert hits["/robots.txt"] == 1
 
 
 def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_path) -> None:

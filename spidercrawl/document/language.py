@@ -10,6 +10,7 @@ without the check for pages that declare that language.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -23,11 +24,25 @@ SAMPLE = 1000  # characters identified: its cost grows with them, its answer not
 MIN_CONFIRMING_PAGES = 3
 
 
+_LOADING = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _identifier() -> Any:
-    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+    with _LOADING:  # loaded once, whichever thread asks first (see load_in_background)
+        from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
-    return LanguageIdentifier.from_model_file(MODEL_DIR / MODEL_FILE, norm_probs=True)
+        return LanguageIdentifier.from_model_file(MODEL_DIR / MODEL_FILE, norm_probs=True)
+
+
+def load_in_background() -> threading.Thread:
+    """Load the identifier's model in a thread: it takes about 0.4 s (mostly LZMA, which
+    releases the GIL), which a crawl's first article would otherwise wait for. Started when
+    a crawl opens, it loads while the crawl fetches robots.txt, sitemaps and the home page,
+    which AutoThrottle spaces at first by its start delay."""
+    thread = threading.Thread(target=_identifier, name="language-model", daemon=True)
+    thread.start()
+    return thread
 
 
 def declared_language(page: Mapping[str, Any]) -> str:

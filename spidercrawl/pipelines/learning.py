@@ -54,6 +54,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
+from spidercrawl.document import language
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.article import UNFAMILIAR, cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
@@ -158,6 +159,7 @@ class SiteLearningPipeline:
     # -- signals ----------------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
         self.watchdog.start(1.0, now=False)
+        language.load_in_background()
 
     def spider_closed(self, spider: Spider) -> None:
         if self.watchdog.running:

@@ -58,6 +58,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import BaseSettings
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.misc import load_object
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 from twisted.python.failure import Failure
 from w3lib.url import canonicalize_url
@@ -115,6 +116,7 @@ class NewsSpider(scrapy.Spider):
         self.render_mode = "articles"
         self.targets: dict[str, SiteCrawl] = {}
         self.pages_done = 0
+        self.robots_shared = False  # see from_crawler
         self.ledger: Ledger = LocalLedger()
         self.site_queue: Any = None  # with Redis: where the sites come from
         # Not ``allow_domains``: Scrapy compares it with the host *and port* of each link, so
@@ -144,6 +146,13 @@ class NewsSpider(scrapy.Spider):
         if spider.render_mode not in RENDER_MODES:
             raise ValueError(f"render must be one of {RENDER_MODES}, got {spider.render_mode!r}")
         spider.keep_html = settings.getbool("CAPTURE_KEEP_HTML")
+        # Obeying robots.txt with a parser that keeps the file: Scrapy's middleware fetches
+        # it, and the spider reads its sitemaps from there (on_robots).
+        spider.robots_shared = settings.getbool("ROBOTSTXT_OBEY") and hasattr(
+            load_object(settings["ROBOTSTXT_PARSER"]), "keeps_body"
+        )
+        if spider.robots_shared:
+            crawler.signals.connect(spider.on_robots, signal=signals.robots_parsed)
         # Read by the render add-on, which runs after the spider is created.
         if settings.get("REDIS_URL"):  # sites arrive during the crawl, from anywhere
             from spidercrawl.distributed.sites import RedisLedger, RedisSiteQueue
@@ -183,10 +192,11 @@ class NewsSpider(scrapy.Spider):
             self.render_mode,
         )
         base_url, site = target.spec.base_url, spec.name
-        yield from self._discovery_request(
-            urljoin(base_url, "robots.txt"), site, self.parse_robots, 30,
-            {"dont_obey_robotstxt": True},
-        )  # fmt: skip
+        if not self.robots_shared:
+            yield from self._discovery_request(
+                urljoin(base_url, "robots.txt"), site, self.parse_robots, 30,
+                {"dont_obey_robotstxt": True},
+            )  # fmt: skip
         yield from self._discovery_request(
             urljoin(base_url, "sitemap.xml"), site, self.parse_sitemap, 20
         )
@@ -219,10 +229,29 @@ class NewsSpider(scrapy.Spider):
             raise DontCloseSpider
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
-        target = self._target(response.meta)
-        for url in sitemap_urls_from_robots(response.body, base_url=response.url):
-            if self._kept(target, url, target.may_discover(url)):
-                yield from self._sitemap_request(url, target.name)
+        """The sitemaps of a robots.txt the spider fetched itself (see :meth:`on_robots`)."""
+        yield from self._robots_sitemaps(self._target(response.meta), response.body, response.url)
+
+    def on_robots(self, robotparser: Any, request: scrapy.Request) -> None:
+        """The sitemaps of the robots.txt Scrapy's robots middleware has just fetched before
+        ``request``, when it is the robots.txt of the site's own host: the spider does not
+        fetch it a second time (``robots_shared``; :mod:`spidercrawl.capture.robots`)."""
+        if "site" not in request.meta:
+            return
+        target = self._target(request.meta)
+        url = urlsplit(request.url)
+        if url.netloc != urlsplit(target.spec.base_url).netloc:
+            return  # another host's: discovery starts from the site's own
+        robots_url = f"{url.scheme}://{url.netloc}/robots.txt"
+        for sitemap in self._robots_sitemaps(target, robotparser.body, robots_url):
+            self.crawler.engine.crawl(sitemap)
+
+    def _robots_sitemaps(
+        self, target: SiteCrawl, body: bytes, url: str
+    ) -> Iterator[scrapy.Request]:
+        for sitemap in sitemap_urls_from_robots(body, base_url=url):
+            if self._kept(target, sitemap, target.may_discover(sitemap)):
+                yield from self._sitemap_request(sitemap, target.name)
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         content = discovery.read_sitemap(response)
