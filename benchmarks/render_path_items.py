@@ -85,7 +85,8 @@ def one_pass(
         watch.lap("blocks and page kind")
         learned = learned_extraction(page, model, consensus.unseen)
         watch.lap("site model (SVM and widening)")
-        (extraction, method, _), _ = consensus.confirm_learned(page, learned)
+        confirmed, _ = consensus.confirm_learned(page, learned)
+        extraction, method = confirmed.extraction, confirmed.method
         watch.lap(PEERS_STAGE)
         article = article_item(page, extraction, method, model, blocks=blocks)
         watch.lap("article item (metadata, headline, assembly)")

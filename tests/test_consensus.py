@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import pytest
+
 from spidercrawl.evaluate.runner import PageRecord
 from spidercrawl.evaluate.site_methods import (
     UNSEEN_BONUS_GRID,
@@ -233,3 +235,44 @@ def test_a_page_of_no_known_layout_gets_a_never_seen_pages_vote() -> None:
     right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.5, "u")
     kept, note = extractor.confirm_learned(page, LearnedArticle(right, "learned+unseen", reason))
     assert kept.extraction is right and kept.reason == reason and "agreeing" in note
+
+
+def test_an_article_the_site_model_is_sure_of_is_not_checked() -> None:
+    """The peers check a site model's article only where the model is unsure of it: sure,
+    no peer runs and the article stands even against both; unsure, they overrule it."""
+    from spidercrawl.extract.article import LearnedArticle
+
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    calls = counting_calls(extractor)
+    page, paragraphs = story_page(5)
+    short = PeerExtraction.of_text(paragraphs[0], 0.9, "model")
+    kept, note = extractor.confirm_learned(page, LearnedArticle(short, "learned", sure=True))
+    assert kept.extraction is short and kept.method == "learned" and note == ""
+    assert calls == {"trafilatura": 0, "readability": 0}
+    checked, note = extractor.confirm_learned(page, LearnedArticle(short, "learned"))
+    assert checked.method == "learned+consensus" and paragraphs[3] in checked.extraction.text
+    assert calls == {"trafilatura": 1, "readability": 1}
+
+
+def test_sure_means_paragraphs_beyond_the_margin_and_a_model_of_three_pages() -> None:
+    from spidercrawl.extract.article import is_sure
+    from spidercrawl.learn.blocks import Block
+    from spidercrawl.learn.model import Extraction
+
+    def block(text: str) -> Block:
+        return Block(0, 0, text, 0, 0, 100, 20, "p", ("p",), ("p",), (), {}, 0, 0, 1, 1000, 1000)
+
+    paragraph, caption = sentence(random.Random(1), 40), "A caption"
+    assert len(paragraph) >= 150 > len(caption)
+    blocks = [block(paragraph), block(caption), block(paragraph)]
+    sure = Extraction.of_blocks(blocks, [1.2, -3, 1.0])
+    assert sure.paragraph_margin == pytest.approx(1.1)  # the caption's margin does not count
+    assert Extraction.of_blocks([block(caption)], [2.0]).paragraph_margin == 0.0
+
+    class Model:
+        def __init__(self, pages: int) -> None:
+            self.training_ = {"pages": pages}
+
+    assert is_sure(Model(3), sure) and not is_sure(Model(2), sure)
+    unsure = Extraction.of_blocks([block(paragraph), block(paragraph)], [1.2, 0.4])
+    assert not is_sure(Model(10), unsure)

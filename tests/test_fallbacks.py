@@ -139,7 +139,8 @@ def test_a_container_without_id_or_class_is_none() -> None:
 def test_a_post_in_another_wrapper_comes_from_the_container(model: SiteModel) -> None:
     # Long comments: text density over the whole page would take them instead.
     page = post_page(21, variant=True, comments=8)
-    extraction, method, _ = learned_extraction(page, model)
+    learned = learned_extraction(page, model)
+    extraction, method = learned.extraction, learned.method
     assert method == "learned+container"
     assert extraction.text.count("harbour21 council21") == 5
     assert "word" in extraction.text and NEWSLETTER not in extraction.text
@@ -242,7 +243,8 @@ def test_a_page_of_another_layout_is_extracted_as_a_site_never_seen(model: SiteM
     assert model.familiarity(page_blocks(usual)) == 1.0
     assert model.familiarity(page_blocks(other)) < 0.2
     assert learned_extraction(usual, model, UnseenExtractor.load()).method == "learned"
-    extraction, method, reason = learned_extraction(other, model, UnseenExtractor.load())
+    learned = learned_extraction(other, model, UnseenExtractor.load())
+    extraction, method, reason = learned.extraction, learned.method, learned.reason
     assert method == "learned+unseen"
     assert "layout the model knows" in reason
     assert extraction.text.count("harbour24 council24") == 6  # headline and paragraphs

@@ -159,7 +159,7 @@ def _score_with(
         learned = learned_extraction(page, model, unseen, blocks)
         if consensus is not None:
             learned = consensus.confirm_learned(page, learned)[0]
-        extraction, how, _ = learned
+        extraction, how = learned.extraction, learned.method
         text = _article_text(page, extraction, how, model, blocks)
         return text, ("" if how == "learned" else how)
 

@@ -84,13 +84,29 @@ MIN_FAMILIAR_SHARE = 0.2
 UNFAMILIAR = "is in a layout the model knows"
 
 
+# The site model is sure of its own article where the median margin of its paragraphs is
+# at least the SVM's margin, 1 (where its training paragraphs lie), and the model (the
+# page's layout) was learned from at least 3 pages, the fewest a crawl learns from
+# (LEARN_MIN_PAGES_AT_END): a model of 2 pages was sure of a related story's teaser.
+SURE_MARGIN = 1.0
+SURE_MIN_PAGES = 3
+
+
 class LearnedArticle(NamedTuple):
-    """A learned site's article: the extraction, the method that made it, and why the
-    model's own article was not used ("" when it was)."""
+    """A learned site's article: the extraction, the method that made it, why the model's
+    own article was not used ("" when it was), and whether the model is sure of it
+    (``SURE_MARGIN``; the peers' check then leaves it alone)."""
 
     extraction: Extraction | DensityResult
     method: str
     reason: str = ""
+    sure: bool = False
+
+
+def is_sure(model: SiteModel, extraction: Extraction) -> bool:
+    """Whether ``model`` (the page's layout) is sure of its article ``extraction``."""
+    pages = int(model.training_.get("pages", 0))
+    return pages >= SURE_MIN_PAGES and extraction.paragraph_margin >= SURE_MARGIN
 
 
 def learned_extraction(
@@ -121,7 +137,7 @@ def learned_extraction(
     enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
     extraction = model.extract_blocks(blocks)
     if len(extraction.text) >= enough:
-        return LearnedArticle(extraction, "learned")
+        return LearnedArticle(extraction, "learned", sure=is_sure(model, extraction))
     nothing = "the model found almost nothing here"
     contained = model.extract_in_container(blocks)
     if contained is not None and len(contained.text) >= enough:

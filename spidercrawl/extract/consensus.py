@@ -248,6 +248,8 @@ class ConsensusExtractor:
         collects pages of no known layout into a new layout. Before, our blocks alone
         decided there: session 22's pages by way showed those pages at F1 0.79 / 0.92
         (dragnet / l3s-gn1) where readability-lxml had 0.89 / 0.96."""
+        if learned.sure:
+            return learned, ""
         if learned.method in VOTED_METHODS:
             extraction, how = self.vote(page, learned.extraction)
             return LearnedArticle(extraction, learned.method, learned.reason), how

@@ -66,6 +66,10 @@ class Extraction:
     paragraphs: list[Paragraph]
     blocks: list[int]  # indices (in the page's ``texts``) of the content blocks
     confidence: float
+    # The median classifier margin of its paragraphs (blocks of PARAGRAPH_CHARS or more):
+    # 1 or more where the model is as sure of them as of its training paragraphs (beyond
+    # the SVM's margin). 0 for an article without a paragraph.
+    paragraph_margin: float = 0.0
 
     @classmethod
     def of_blocks(cls, blocks: Sequence[Block], margins: Sequence[float]) -> Extraction:
@@ -73,12 +77,14 @@ class Extraction:
         classifier's margins of those blocks, squashed to (0, 1)."""
         paragraphs = block_paragraphs(blocks)
         confidence = float(np.mean([1 / (1 + math.exp(-2 * m)) for m in margins])) if blocks else 0
+        long = [m for b, m in zip(blocks, margins, strict=True) if b.chars >= PARAGRAPH_CHARS]
         return cls(
             paragraphs_text(paragraphs),
             paragraphs_html(paragraphs),
             paragraphs,
             [b.index for b in blocks],
             round(confidence, 3),
+            float(np.median(long)) if long else 0.0,
         )
 
 

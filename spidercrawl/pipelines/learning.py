@@ -653,7 +653,7 @@ class SiteLearningPipeline:
             if self.consensus is not None:
                 learned, peer = self.consensus.confirm_learned(page, learned)
                 note = "; ".join(filter(None, [note, peer]))
-            extraction, method, reason = learned
+            extraction, method, reason = learned.extraction, learned.method, learned.reason
             if reason:
                 instead = {
                     "learned+container": "the site's article container",
