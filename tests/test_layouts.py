@@ -53,7 +53,9 @@ def test_every_page_of_both_templates_takes_the_fast_path(two_crawls) -> None:
     assert len(first.items) == len(again.items) == 30
     assert {item["method"] for item in again.items} == {"rules"}  # none rendered
     assert "Launching browser" not in again.log  # so Chromium was never started
+    assert "Starting Playwright's driver" not in again.log  # nor Playwright's driver
     assert "Launching browser" in first.log
+    assert first.log.count("Starting Playwright's driver") == 1
     short = [
         (item["url"], item["method"], len(item["text"].split()), item.get("note"))
         for item in first.items

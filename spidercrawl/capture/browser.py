@@ -96,6 +96,7 @@ class LazyPlaywright(PlaywrightBrowserProvider):
     async def _start_driver(self) -> None:
         if not self._started:
             self._started = True
+            logger.info("Starting Playwright's driver: the first page to render")
             await super().start()
 
     async def launch_browser(self) -> Browser:
