@@ -230,3 +230,17 @@ def test_an_interrupted_crawl_resumes_without_losing_or_repeating_articles(
     assert 12 <= len(stopped.items) < 30
     urls = [item["url"] for item in stopped.items + resumed.items]
     assert len(urls) == len(set(urls)) == 30
+
+
+def test_the_language_model_loaded_in_a_thread_is_the_one_used() -> None:
+    """A crawl loads the identifier in a thread when it opens; a page asking meanwhile
+    waits for that load rather than making a second identifier."""
+    from spidercrawl.document import language as languages
+
+    languages._loaded.clear()
+    thread = languages.load_in_background()
+    first = languages._identifier()  # asked while (or after) the thread loads it
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert languages._identifier() is first and languages._loaded == [first]
+    assert language("en", "C'est une phrase en français, écrite pour ce test. " * 4) == "fr"

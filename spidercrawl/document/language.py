@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import Any
 
 from spidercrawl.document.page import first_value
@@ -25,14 +24,20 @@ MIN_CONFIRMING_PAGES = 3
 
 
 _LOADING = threading.Lock()
+_loaded: list[Any] = []  # the identifier, once loaded
 
 
-@lru_cache(maxsize=1)
 def _identifier() -> Any:
-    with _LOADING:  # loaded once, whichever thread asks first (see load_in_background)
-        from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+    """The identifier, loaded once whichever thread asks first: a page asking while
+    :func:`load_in_background` loads it waits for that load."""
+    if not _loaded:
+        with _LOADING:
+            if not _loaded:
+                from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
-        return LanguageIdentifier.from_model_file(MODEL_DIR / MODEL_FILE, norm_probs=True)
+                path = MODEL_DIR / MODEL_FILE
+                _loaded.append(LanguageIdentifier.from_model_file(path, norm_probs=True))
+    return _loaded[0]
 
 
 def load_in_background() -> threading.Thread:
