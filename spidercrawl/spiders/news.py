@@ -234,17 +234,19 @@ class NewsSpider(scrapy.Spider):
 
     def on_robots(self, robotparser: Any, request: scrapy.Request) -> None:
         """The sitemaps of the robots.txt Scrapy's robots middleware has just fetched before
-        ``request``, when it is the robots.txt of the site's own host: the spider does not
-        fetch it a second time (``robots_shared``; :mod:`spidercrawl.capture.robots`)."""
-        if "site" not in request.meta:
-            return
-        target = self._target(request.meta)
+        ``request``, for every site whose ``base_url`` is on that host (the middleware
+        fetches a host's robots.txt once, whichever of its sites asked first): the spider
+        does not fetch it a second time (``robots_shared``; :mod:`spidercrawl.capture.robots`).
+        Another host's robots.txt (a subdomain's, a feed service's) starts no discovery."""
+        if "site" in request.meta:
+            self._target(request.meta)  # with Redis, a site this worker has not met yet
         url = urlsplit(request.url)
-        if url.netloc != urlsplit(target.spec.base_url).netloc:
-            return  # another host's: discovery starts from the site's own
         robots_url = f"{url.scheme}://{url.netloc}/robots.txt"
-        for sitemap in self._robots_sitemaps(target, robotparser.body, robots_url):
-            self.crawler.engine.crawl(sitemap)
+        for target in list(self.targets.values()):
+            if urlsplit(target.spec.base_url).netloc != url.netloc:
+                continue
+            for sitemap in self._robots_sitemaps(target, robotparser.body, robots_url):
+                self.crawler.engine.crawl(sitemap)
 
     def _robots_sitemaps(
         self, target: SiteCrawl, body: bytes, url: str
