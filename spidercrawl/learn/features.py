@@ -117,10 +117,20 @@ def _discrete(
     if "class_words" in groups and block.selector:
         for word in step_words(block.selector[-1]) & class_words:
             features["own:" + word] = 1.0
-        for step in block.selector[:-1]:
-            for word in step_words(step) & class_words:
-                features["inside:" + word] = 1.0
+        for name in _inside_features(block.selector[:-1], class_words):
+            features[name] = 1.0
     return features
+
+
+@lru_cache(maxsize=4096)
+def _inside_features(ancestors: tuple[str, ...], class_words: frozenset[str]) -> tuple[str, ...]:
+    """The ``inside:`` feature names of a block below ``ancestors`` (selector steps): a
+    page's blocks share a few ancestor paths, so each is read once."""
+    names: dict[str, None] = {}
+    for step in ancestors:
+        for word in step_words(step) & class_words:
+            names["inside:" + word] = None
+    return tuple(names)
 
 
 class BlockVectorizer(TransformerMixin, BaseEstimator):
