@@ -148,9 +148,12 @@ def build_trouble_site(root: Path) -> Path:
     return site
 
 
-def write_sitemap(site: Path, locs: list[str]) -> None:
-    """The snapshot's own ``/sitemap.xml`` (served instead of the generated one)."""
-    (site / "files" / "sitemap.xml").write_text(
+def write_sitemap(site: Path, locs: list[str], path: str = "sitemap.xml") -> None:
+    """A sitemap of ``locs`` served at ``/path``; at ``/sitemap.xml`` (the default) it is
+    served instead of the generated one."""
+    target = site / "files" / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
         + "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
         + "</urlset>"
@@ -168,12 +171,7 @@ def test_a_sitemap_only_robots_txt_names_is_crawled(tmp_path, chromium_path, obe
     paths = list(SiteSnapshot(DEMO_SITE).path_of.values())[:2]
     (site / "files" / "robots.txt").write_text("User-agent: *\nSitemap: /maps/news.xml\n")
     write_sitemap(site, [])
-    (site / "files" / "maps").mkdir()
-    (site / "files" / "maps" / "news.xml").write_text(
-        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-        + "".join(f"<url><loc>{path}</loc></url>" for path in paths)
-        + "</urlset>"
-    )
+    write_sitemap(site, paths, "maps/news.xml")
     (site / "files" / "feed.xml").write_text('<rss version="2.0"><channel></channel></rss>')
     with serving(site) as server:
         result = run_crawl(
