@@ -57,6 +57,27 @@ def story_page(seed: int) -> tuple[dict, list[str]]:
     return item, paragraphs
 
 
+def test_the_readability_peer_gives_readabilitys_text_and_leaves_its_cleaner_alone() -> None:
+    import lxml.html
+    import readability.readability as readability_module
+    from readability import Document
+
+    from spidercrawl.extract.consensus import PEER_FACTORIES
+
+    item, paragraphs = story_page(3)
+    raw = (
+        item["raw_html"]
+        .replace("<a href='/n'>", "<a href='javascript:open()' onclick='go()'>")
+        .replace("<article>", "<article onmouseover='x()'>")
+    )
+    shipped = readability_module.html_cleaner
+    text = PEER_FACTORIES["readability"]()(raw)
+    assert readability_module.html_cleaner is shipped and shipped.javascript
+    own = lxml.html.fromstring(Document(raw).summary(html_partial=True)).text_content()
+    assert "".join(text.split()) == "".join(own.split())  # ours puts paragraphs on lines
+    assert all(paragraph in text for paragraph in paragraphs)
+
+
 def test_the_crawl_extracts_a_site_never_seen_by_consensus() -> None:
     extractor = ConsensusExtractor(UnseenExtractor.load())
     assert set(extractor.peers) == {"trafilatura", "readability"}

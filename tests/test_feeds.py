@@ -86,6 +86,18 @@ def test_garbage_dates_are_left_empty() -> None:
     assert article_metadata({"url": page["url"]}).published == "2026-03-08"
 
 
+def test_htmldate_reads_the_url_first_and_the_page_where_the_url_has_no_date() -> None:
+    html = (
+        "<html><head><meta name='date' content='2025-11-02'></head><body><p>Storm.</p>"
+        "</body></html>"
+    )
+    dated_url = "https://harbour.example/city/2026/03/08/storm/"
+    assert article_metadata({"url": dated_url, "rendered_html": html}).published == "2026-03-08"
+    plain_url = "https://harbour.example/city/storm/"
+    assert article_metadata({"url": plain_url, "rendered_html": html}).published == "2025-11-02"
+    assert article_metadata({"url": plain_url, "rendered_html": "<html></html>"}).published == ""
+
+
 def test_the_text_corrects_a_templates_language() -> None:
     french = "Le conseil municipal a voté hier soir le budget du port et des écoles. " * 3
     assert language("en", french) == "fr"

