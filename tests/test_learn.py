@@ -267,6 +267,44 @@ def test_a_standfirst_that_restates_the_description_is_not_the_article() -> None
     assert len(chosen) == 4 * 6 and all(b.selector[-1] == "p.body" for b in chosen)
 
 
+def wrapped_paragraphs_page(number: int) -> tuple[dict, list[int]]:
+    """An article whose last paragraphs sit in a nested table beside a photo (the same
+    ``p.story`` one wrapper deeper), then a promo in that style and wrapper. Clusters: 0
+    the article's usual paragraphs, 1 the nested ones, 2 headline, 3 the promo."""
+    rng = random.Random(number)
+    topic = " ".join(rng.sample(WORDS, 3))
+    texts = [block(f"Headline about {topic}", "h1", ["headline"], 100)]
+    texts += [
+        block(f"{topic} {' '.join(rng.choices(FILLER, k=30))}.", "p", ["story"], 160 + 60 * i)
+        for i in range(3)
+    ]
+    nested = [f"{' '.join(rng.choices(FILLER, k=30))} {topic}." for _ in range(2)] + [
+        "Subscribe to our print edition and save half on every issue this winter."
+    ]
+    for i, text in enumerate(nested):
+        deeper = block(text, "p", ["story"], 400 + 60 * i, left=320)
+        deeper["selector"][1:1] = [
+            {"name": "table", "id": "", "classes": []},
+            {"name": "td", "id": "", "classes": ["promo" if i == 2 else "photo-side"]},
+        ]
+        texts.append(deeper)
+    page = {
+        "titles": [f"Headline about {topic}"],
+        "descriptions": [f"{topic} {topic}"],
+        "body": {"bound": {"left": 0, "top": 0, "width": 1200, "height": 800}},
+        "texts": texts,
+    }
+    return page, [2, 0, 0, 0, 1, 1, 3]
+
+
+def test_the_articles_paragraphs_in_another_wrapper_join_it() -> None:
+    labeler, blocks = label_site([wrapped_paragraphs_page(n) for n in range(6)])
+    assert labeler.content_cluster_ == 0
+    taken = [b for b, is_content in zip(blocks, labeler.labels_, strict=True) if is_content]
+    assert len(taken) == 5 * 6  # three usual and two nested paragraphs per page
+    assert not any(b.text.startswith("Subscribe") for b in taken)  # the style, not the topic
+
+
 def test_short_gaps_inside_the_article_are_filled() -> None:
     page = {
         "texts": [

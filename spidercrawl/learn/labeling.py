@@ -44,6 +44,8 @@
    it: quotes, sub-headings, lists and captions, which look different from body text.
    (Comments can sit inside that box when the author's replies share the article's look;
    they are larger than the article and stay out.)
+6. Paragraphs of the content's own classed style (``p.story``) in another wrapper join it
+   on the same terms (see :meth:`AutoLabeler._join_paragraph_style`).
 
 Measured on the 141 sites of ``../shared/datasets`` (4 folds, per-page mean F1 of the
 learned method): stretches 0.846 -> 0.853, the join limit -> 0.862, dropping roles under
@@ -63,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block, lies_inside, template_path
+from spidercrawl.learn.blocks import Block, lies_inside, template_path, template_step
 from spidercrawl.learn.relevance import echoes_reference, site_relevance
 
 logger = logging.getLogger(__name__)
@@ -152,7 +154,8 @@ class AutoLabeler:
         labels = clusters == self.content_cluster_
         labels = self._fill_missed_pages(blocks, clusters, labels, weights)
         labels = self._drop_unrelated_roles(blocks, labels, references)
-        self.labels_ = self._join_inside(blocks, clusters, labels, self.scores_)
+        labels = self._join_inside(blocks, clusters, labels, self.scores_)
+        self.labels_ = self._join_paragraph_style(blocks, clusters, labels, self.scores_)
         return self
 
     def _fill_missed_pages(
@@ -355,6 +358,56 @@ class AutoLabeler:
                 and share_inside >= self.inside_share
                 and link_share <= self.max_link_share
                 and relevance >= floor
+            ):
+                joined[members] = True
+        return joined
+
+    def _join_paragraph_style(
+        self, blocks: Sequence[Block], clusters: np.ndarray, labels: np.ndarray, weight: np.ndarray
+    ) -> np.ndarray:
+        """Join the clusters whose blocks are the content's own paragraphs in another
+        wrapper: the same last selector step (tag and classes, ``p.story``) as most content
+        blocks, relevant, not mostly links, no more text than the content.
+
+        Old table layouts and modern inline wrappers put some of an article's paragraphs a
+        few levels deeper (next to a photo, in a nested table): DBSCAN makes them a
+        cluster of their own, outside the content's box, and the model learned them as
+        boilerplate. Only a step with a class counts (a bare ``p`` is every sidebar's too);
+        roles dropped as unrelated stay out. Measured (4 folds of the three datasets):
+        telegraph.co.uk in L3S-GN1, whose paragraphs beside a photo sit in a nested table,
+        had 2 pages left to the cross-site fallback (the model found nothing there); now
+        the site model extracts them, F1 0.993 / 0.987 -> 0.994 / 0.993; no other page
+        moved.
+        """
+        content = np.flatnonzero(labels)
+        steps = Counter(
+            template_step(blocks[i].selector[-1]) for i in content if blocks[i].selector
+        )
+        if not steps:
+            return labels
+        step, count = steps.most_common(1)[0]
+        if "." not in step or count < 0.5 * len(content):
+            return labels
+        floor = self.join_relevance * float(weight[labels].mean())
+        dropped = set(getattr(self, "dropped_roles_", []))
+        groups: dict[object, list[int]] = defaultdict(list)
+        for i, cluster in enumerate(clusters):
+            block = blocks[i]
+            if (
+                not labels[i]
+                and block.selector
+                and template_step(block.selector[-1]) == step
+                and template_path(block.selector) not in dropped
+            ):
+                groups[int(cluster) if cluster >= 0 else ("noise", i)].append(i)
+        joined = labels.copy()
+        content_chars = sum(blocks[i].chars for i in content)
+        for members in groups.values():
+            chars = sum(blocks[i].chars for i in members) or 1
+            if (
+                chars <= self.max_join_share * content_chars
+                and sum(blocks[i].link_chars for i in members) / chars <= self.max_link_share
+                and float(np.mean(weight[members])) >= floor
             ):
                 joined[members] = True
         return joined
