@@ -77,7 +77,8 @@ RENDER_BROWSER_ARGS = [
     "--disable-dev-shm-usage",
 ]
 RENDER_CONCURRENCY = 2  # browser pages at once; 2 cores render about 2 pages at a time
-RENDER_TIMEOUT = 30  # seconds per navigation
+RENDER_TIMEOUT = 30  # seconds per navigation (until the document is parsed: DOMContentLoaded)
+RENDER_LOAD_WAIT = 10  # seconds then waited for the page's load event; captured either way
 RENDER_BLOCK_RESOURCES = True
 RENDER_BLOCKED_RESOURCE_TYPES = ["image", "media", "font"]
 RENDER_ALLOWED_HOSTS: list[str] = []  # empty: any host (the spider narrows it for local copies)

@@ -120,6 +120,9 @@ class TroubleHandler(SnapshotRequestHandler):
         elif self.path == "/slow.html":
             time.sleep(8)
             self._send(200, b"<p>too late</p>", "text/html", send_body)
+        elif self.path == "/hang":  # a frame that never arrives: its page never loads
+            time.sleep(15)
+            self._send(200, b"<p>never seen</p>", "text/html", send_body)
         else:
             super()._respond(send_body)
 
@@ -141,6 +144,9 @@ def build_trouble_site(root: Path) -> Path:
     paragraph = "<p>" + "Lorem ipsum dolor sit amet. " * 180 + "</p>\n"
     (pages / "huge.html").write_text("<html><body>" + paragraph * 2100 + "</body></html>")
     (pages / "broken.html").write_text("<html><body><div><p>Unclosed <b>tags<div>and more")
+    (pages / "stalled.html").write_text(
+        "<html><body><p>Here at once.</p><iframe src='/hang'></iframe></body></html>"
+    )
     extra = ["/missing.html", "/error/500", "/slow.html", "/files/doc.pdf"]
     (site / "files" / "files").mkdir(parents=True)
     (site / "files" / "files" / "doc.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
@@ -192,9 +198,15 @@ def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_pa
         result = run_crawl(
             "trouble.example", server.base_url, tmp_path / "out.jsonl",
             "-a", "render=all", "-s", "RENDER_TIMEOUT=6", "-s", "RETRY_TIMES=0",
+            "-s", "RENDER_LOAD_WAIT=1",
         )  # fmt: skip
     assert result.returncode == 0, result.log[-3000:]
     by_name = {item["url"].rsplit("/", 1)[-1]: item for item in result.items}
+    # Its document came at once, its load event never: captured by the browser all the same.
+    stalled = by_name["stalled.html"]
+    assert normalise("".join(stalled["texts"][0]["text"])) == "Here at once."
+    assert not stalled.get("render_failed")
+    assert "'spidercrawl/render/captured_before_load': 1," in result.log
     assert {"good0.html", "good1.html", "good2.html", "latin1.html"} <= set(by_name)
     assert {"script-error.html", "broken.html", "huge.html", "empty.html"} <= set(by_name)
     latin = normalise("".join(by_name["latin1.html"]["texts"][0]["text"]))

@@ -12,7 +12,12 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import is_generator_with_return_value
 
 from spidercrawl import settings as project_settings
-from spidercrawl.capture.browser import PLAYWRIGHT_HANDLER, RenderAddon, SubresourceFilter
+from spidercrawl.capture.browser import (
+    IMAGES_OFF,
+    PLAYWRIGHT_HANDLER,
+    RenderAddon,
+    SubresourceFilter,
+)
 from spidercrawl.items import PageItem
 from spidercrawl.spiders.news import NewsSpider
 from tests.conftest import SHARED
@@ -45,7 +50,17 @@ def test_addon_configures_the_browser_from_render_settings() -> None:
 
 def test_resource_blocking_can_be_turned_off() -> None:
     assert isinstance(addon_settings().get("PLAYWRIGHT_ABORT_REQUEST"), SubresourceFilter)
-    assert addon_settings(RENDER_BLOCK_RESOURCES=False).get("PLAYWRIGHT_ABORT_REQUEST") is None
+    off = addon_settings(RENDER_BLOCK_RESOURCES=False)
+    assert off.get("PLAYWRIGHT_ABORT_REQUEST") is None
+    assert IMAGES_OFF not in off.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["args"]
+
+
+def test_images_are_switched_off_in_the_browser_not_aborted() -> None:
+    """An aborted image can hold a page's load event back for ever in Chromium."""
+    settings = addon_settings(RENDER_BLOCKED_RESOURCE_TYPES=["image", "font"])
+    assert IMAGES_OFF in settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["args"]
+    aborts = settings.get("PLAYWRIGHT_ABORT_REQUEST")
+    assert aborts.blocked_types == frozenset({"font"})
 
 
 def test_subresource_filter() -> None:

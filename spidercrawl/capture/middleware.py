@@ -6,6 +6,14 @@ after (we never ask for the page object, so no page can be left open). The scrip
 result reaches the callback as ``response.meta["capture"]``; when there is none (the
 URL was a download, the script failed) ``response.meta["capture_error"]`` says why.
 Other requests pass through to Scrapy's plain HTTP downloader.
+
+Navigation waits for the document (``DOMContentLoaded``, within ``RENDER_TIMEOUT``), then
+for the page's ``load`` event at most ``RENDER_LOAD_WAIT`` seconds; then its loading is
+stopped and the capture runs. Waiting for ``load`` itself failed pages whose load never
+comes: a subresource that hangs, or an image the crawl blocks, which Chromium can leave
+pending (scrapy-playwright issue 349). Three of dragnet's abcnews.go.com slideshows and a
+contracostatimes.com story timed out after 30 s and fell back to their raw HTML; their
+document was there in a third of a second.
 """
 
 from __future__ import annotations
@@ -16,9 +24,29 @@ from importlib import resources
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
 from scrapy_playwright.page import PageMethod
 
 logger = logging.getLogger(__name__)
+
+# Resolves true once the page's load event has fired; after ``ms`` without it, stops the
+# page's loading (as a reader's Stop button does: what has arrived stays; its frames, whose
+# text the capture never reads, are removed, as a frame still loading holds the page's
+# load back) and resolves false. Stopping fires the load event, which scrapy-playwright
+# waits for after each page method (within the navigation timeout): without it the page
+# would fail all the same.
+WAIT_FOR_LOAD = """(ms) => new Promise((resolve) => {
+  if (document.readyState === "complete") { resolve(true); return; }
+  let stopped = false;
+  const timer = setTimeout(() => {
+    stopped = true;
+    document.querySelectorAll("iframe, frame").forEach((frame) => frame.remove());
+    window.stop();
+    resolve(false);
+  }, ms);
+  const done = () => { clearTimeout(timer); resolve(!stopped); };
+  window.addEventListener("load", done, { once: true });
+})"""
 
 
 def capture_script() -> str:
@@ -53,10 +81,17 @@ class BlockCaptureMiddleware:
     """
 
     def __init__(
-        self, max_block_html: int, max_blocks: int, viewport: tuple[int, int] = (1600, 4000)
+        self,
+        max_block_html: int,
+        max_blocks: int,
+        viewport: tuple[int, int] = (1600, 4000),
+        load_wait: float = 10.0,
+        stats: StatsCollector | None = None,
     ) -> None:
         self.script = capture_script()
         self.options = {"maxHtmlChars": max_block_html, "maxBlocks": max_blocks}
+        self.load_wait_ms = int(max(load_wait, 0.0) * 1000)
+        self.stats = stats
         # The browser context is made with the first render request (none at start-up).
         self.context = {"viewport": {"width": viewport[0], "height": viewport[1]}}
 
@@ -68,6 +103,8 @@ class BlockCaptureMiddleware:
             max_block_html=crawler.settings.getint("CAPTURE_MAX_BLOCK_HTML"),
             max_blocks=crawler.settings.getint("CAPTURE_MAX_BLOCKS"),
             viewport=(int(width), int(height)),
+            load_wait=crawler.settings.getfloat("RENDER_LOAD_WAIT"),
+            stats=crawler.stats,
         )
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
@@ -75,8 +112,10 @@ class BlockCaptureMiddleware:
             return None
         request.meta["playwright"] = True
         request.meta.setdefault("playwright_context_kwargs", self.context)
+        request.meta.setdefault("playwright_page_goto_kwargs", {"wait_until": "domcontentloaded"})
         request.meta["playwright_page_methods"] = [
-            PageMethod("evaluate", self.script, self.options)
+            PageMethod("evaluate", WAIT_FOR_LOAD, self.load_wait_ms),
+            PageMethod("evaluate", self.script, self.options),
         ]
         return None
 
@@ -86,7 +125,16 @@ class BlockCaptureMiddleware:
         if not request.meta.get("render"):
             return response
         methods = request.meta.get("playwright_page_methods") or []
-        result = methods[0].result if methods and hasattr(methods[0], "result") else None
+        loaded = methods[0].result if len(methods) > 1 else True
+        if loaded is False:
+            logger.debug(
+                "%s: captured before its load event (none within %.0f s)",
+                request.url,
+                self.load_wait_ms / 1000,
+            )
+            if self.stats is not None:
+                self.stats.inc_value("spidercrawl/render/captured_before_load")
+        result = methods[-1].result if methods and hasattr(methods[-1], "result") else None
         if isinstance(result, dict):
             request.meta["capture"] = result
         elif "playwright_suggested_filename" in request.meta:
