@@ -114,9 +114,11 @@ def split_posts(page: Mapping[str, Any]) -> list[dict[str, Any]]:
     raw = page["texts"]
     url = str(page.get("url") or "")
     posts = []
+    in_posts = 0  # unlinked characters of the posts kept, titles included
     for number, (title, body) in enumerate(zip(titles, _post_bodies(blocks, titles), strict=True)):
         if sum(b.chars - b.link_chars for b in body) < MIN_POST_CHARS:
             continue
+        in_posts += _unlinked([title, *body])
         link = _HREF.search(raw[title.index].get("html") or "")
         post_url = (
             urljoin(url, html_lib.unescape(link.group(1))) if link else f"{url}#post-{number}"
@@ -138,8 +140,7 @@ def split_posts(page: Mapping[str, Any]) -> list[dict[str, Any]]:
         )
     if len(posts) < 2:
         return [dict(page)]
-    in_posts = sum(_unlinked(post["texts"]) for post in posts)
-    on_page = _unlinked(raw)
+    on_page = _unlinked(blocks)
     if in_posts < MIN_POSTS_SHARE * on_page:
         logger.debug(
             "%s: %d post-like boxes hold %.0f%% of the page's text: one article, not split",
@@ -168,9 +169,8 @@ def _own_headline(page: Mapping[str, Any], blocks: list[Block], titles: list[Blo
     return headline if any(style_score(b, body_size) > bar for b in own) else ""
 
 
-def _unlinked(raw_blocks: Iterable[Mapping[str, Any]]) -> int:
-    """Characters of the captured blocks outside links."""
-    blocks = page_blocks({"texts": list(raw_blocks)}, densities=False)
+def _unlinked(blocks: Iterable[Block]) -> int:
+    """Characters of the blocks outside links."""
     return sum(max(b.chars - b.link_chars, 0) for b in blocks)
 
 

@@ -60,7 +60,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -332,35 +332,16 @@ class AutoLabeler:
                     max(box[2], block.right),
                     max(box[3], block.bottom),
                 ]
-        content_weight = weight[labels]
-        floor = self.join_relevance * (float(content_weight.mean()) if content_weight.size else 0)
 
         def inside(block: Block) -> bool:
             box = boxes.get(block.page)
             return box is not None and lies_inside(block, box)
 
-        # Candidates: whole clusters, and each noise block on its own.
-        groups: dict[object, list[int]] = defaultdict(list)
-        for i, cluster in enumerate(clusters):
-            if not labels[i]:
-                groups[int(cluster) if cluster >= 0 else ("noise", i)].append(i)
-        joined = labels.copy()
-        content_chars = sum(
-            b.chars for b, is_content in zip(blocks, labels, strict=True) if is_content
-        )
-        for members in groups.values():
-            share_inside = sum(inside(blocks[i]) for i in members) / len(members)
-            chars = sum(blocks[i].chars for i in members) or 1
-            link_share = sum(blocks[i].link_chars for i in members) / chars
-            relevance = float(np.mean(weight[members]))
-            if (
-                chars <= self.max_join_share * content_chars
-                and share_inside >= self.inside_share
-                and link_share <= self.max_link_share
-                and relevance >= floor
-            ):
-                joined[members] = True
-        return joined
+        def mostly_inside(members: list[int]) -> bool:
+            share = sum(inside(blocks[i]) for i in members) / len(members)
+            return share >= self.inside_share
+
+        return self._join_groups(blocks, clusters, labels, weight, mostly_inside)
 
     def _join_paragraph_style(
         self, blocks: Sequence[Block], clusters: np.ndarray, labels: np.ndarray, weight: np.ndarray
@@ -379,35 +360,58 @@ class AutoLabeler:
         the site model extracts them, F1 0.993 / 0.987 -> 0.994 / 0.993; no other page
         moved.
         """
-        content = np.flatnonzero(labels)
         steps = Counter(
-            template_step(blocks[i].selector[-1]) for i in content if blocks[i].selector
+            template_step(blocks[i].selector[-1])
+            for i in np.flatnonzero(labels)
+            if blocks[i].selector
         )
         if not steps:
             return labels
         step, count = steps.most_common(1)[0]
-        if "." not in step or count < 0.5 * len(content):
+        if "." not in step or count < 0.5 * int(labels.sum()):
             return labels
-        floor = self.join_relevance * float(weight[labels].mean())
         dropped = set(getattr(self, "dropped_roles_", []))
-        groups: dict[object, list[int]] = defaultdict(list)
-        for i, cluster in enumerate(clusters):
+
+        def same_style(i: int) -> bool:
             block = blocks[i]
-            if (
-                not labels[i]
-                and block.selector
+            return (
+                bool(block.selector)
                 and template_step(block.selector[-1]) == step
                 and template_path(block.selector) not in dropped
-            ):
+            )
+
+        return self._join_groups(blocks, clusters, labels, weight, lambda _: True, same_style)
+
+    def _join_groups(
+        self,
+        blocks: Sequence[Block],
+        clusters: np.ndarray,
+        labels: np.ndarray,
+        weight: np.ndarray,
+        fits: Callable[[list[int]], bool],
+        candidate: Callable[[int], bool] = lambda _: True,
+    ) -> np.ndarray:
+        """``labels`` with the groups that look like more of the content joined: whole
+        clusters and each noise block on its own, of the non-content ``candidate`` blocks,
+        holding no more text than the content (``max_join_share``), not mostly links,
+        relevant (``join_relevance`` of the content's mean weight), and that ``fits``."""
+        content_weight = weight[labels]
+        floor = self.join_relevance * (float(content_weight.mean()) if content_weight.size else 0)
+        groups: dict[object, list[int]] = defaultdict(list)
+        for i, cluster in enumerate(clusters):
+            if not labels[i] and candidate(i):
                 groups[int(cluster) if cluster >= 0 else ("noise", i)].append(i)
         joined = labels.copy()
-        content_chars = sum(blocks[i].chars for i in content)
+        content_chars = sum(
+            b.chars for b, is_content in zip(blocks, labels, strict=True) if is_content
+        )
         for members in groups.values():
             chars = sum(blocks[i].chars for i in members) or 1
             if (
                 chars <= self.max_join_share * content_chars
                 and sum(blocks[i].link_chars for i in members) / chars <= self.max_link_share
                 and float(np.mean(weight[members])) >= floor
+                and fits(members)
             ):
                 joined[members] = True
         return joined
