@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_html
+from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
 from spidercrawl.extract.fast_path import cut_raw_html
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.items import ArticleItem
@@ -50,7 +50,7 @@ def extract_html(
     text = html if isinstance(html, str) else decode_html(html, content_type or None)[0]
     model = load_site_model(site_model)
     try:  # parsed once, as the crawl's fast path does: metadata and rules from one tree
-        capture = cut_raw_html(parse_html(text), url, model)[0]
+        capture = cut_raw_html(parse_raw_html(text), url, model)[0]
     except UnusableDocumentError:
         capture = static_capture(text, url)
     page = {

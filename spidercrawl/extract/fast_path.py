@@ -39,7 +39,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_html
+from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
 from spidercrawl.document.page import first_description
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleCheck
@@ -149,7 +149,7 @@ class FastPathMiddleware:
             )  # fmt: skip
             response = response.replace(body=text.encode("utf-8"), encoding="utf-8")
         try:  # one parse serves the metadata and the rules
-            document = parse_html(text)
+            document = parse_raw_html(text)
         except UnusableDocumentError as error:
             return self._give_up(request, site, response.url, str(error))
         elements = sum(1 for _ in itertools.islice(document.iter(), self.max_elements + 1))

@@ -38,7 +38,7 @@ import numpy as np
 from lxml import etree
 
 from spidercrawl.document.density import body_of, remove_invisible, visible_chars
-from spidercrawl.document.html import UnusableDocumentError, parse_html
+from spidercrawl.document.html import UnusableDocumentError, parse_html, parse_raw_html
 from spidercrawl.document.page import first_description
 from spidercrawl.document.structure import (
     BLOCK_TAGS,
@@ -483,7 +483,8 @@ class ExtractionRules:
             if not raw or from_dom is None or not from_dom.text:
                 continue
             tried += 1
-            in_raw = self.extract(raw)
+            document = raw_document(raw)
+            in_raw = document if isinstance(document, RuleExtraction) else self.extract(document)
             if self.check(in_raw).ok and _same_words(in_raw.text, from_dom.text):
                 held += 1
         self.raw_html_ = {"pages": tried, "held": held}
@@ -568,6 +569,15 @@ def _matcher(rule: Rule) -> etree.XPath:
     """A rule's XPath, written and compiled once per process (through parsel, every page
     paid for both and for a Selector around every match: a third of the rules' time)."""
     return etree.XPath(rule.xpath)
+
+
+def raw_document(html: str | bytes) -> lxml.html.HtmlElement | RuleExtraction:
+    """A page's raw HTML parsed as a browser builds it (what the rules learned from the
+    browser's DOM expect), or an empty extraction saying why there is nothing to parse."""
+    try:
+        return parse_raw_html(html)
+    except UnusableDocumentError as error:
+        return RuleExtraction(reason=str(error))
 
 
 def _document(

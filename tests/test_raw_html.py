@@ -1,0 +1,124 @@
+"""Raw HTML is parsed into the tree Chromium builds, so rules learned from the browser's DOM
+hold on a plain fetch of the same page (issue 17, item 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from spidercrawl.document.html import UnusableDocumentError, parse_raw_html
+from spidercrawl.learn.rules import ExtractionRules, RuleExtraction, raw_document
+
+# A 2008 newspaper template (guardian.co.uk's wire stories, simplified): a table without
+# tbody, paragraphs inside a <font> inside an unclosed <P>, a stray <div> inside a table.
+# libxml2 nests the story's paragraphs inside the first <P>; a browser does not.
+OLD_TEMPLATE = """<html><head><title>Plane's engines failed {n}</title>
+<meta name="description" content="The two engines failed to respond, story {n}"></head>
+<BODY><CENTER><TABLE WIDTH=760><TR><TD><A HREF="/">Home</A> | <A HREF="/uk">UK</A></TD></TR>
+<div>Advertisement</div>
+<TR><TD VALIGN=top><FONT SIZE=5><B>Plane's engines failed {n}</B></FONT>
+<P><FONT SIZE=2>Press Association<BR><B>Friday January 18, 2008</B></FONT><P>
+<FONT SIZE=2><P>The two engines on the plane failed to respond to demands for more thrust,
+story {n} says, as the aircraft was just 600ft up and two miles from touch down.</P>
+<P>The flight had been normal until that point but the Boeing descended rapidly and struck
+the ground some 1,000ft short of the runway, the report said of story {n}.</P>
+<P>The report was released shortly after the captain spoke of the teamwork of his crew in
+story {n}, which the investigators praised.</P>
+<P>Investigators will now examine the engines, the fuel system and the flight computers of
+the aircraft in story {n} before a full report next year.</P>
+<P>The airline said it was cooperating fully with the investigation and that its fleet of
+the same type would keep flying, story {n} adds.</P>
+<P>Passengers described a sudden drop before the aircraft hit the grass and slid to a halt
+short of the runway, according to story {n}.</P></FONT>
+</TD></TR><TR><TD><FONT SIZE=1>Copyright Press Association 2008</FONT></TD></TR></TABLE>
+</CENTER></BODY></html>"""
+
+# Each text-holding element's path from <body> and its own text, in document order.
+PATHS_JS = """() => {
+  const rows = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const own = Array.from(el.childNodes).filter(n => n.nodeType === 3)
+      .map(n => n.textContent).join(' ').split(/\\s+/).filter(Boolean).join(' ');
+    if (!own) continue;
+    const steps = [];
+    for (let e = el; e && e !== document.body; e = e.parentElement) steps.unshift(e.localName);
+    rows.push([steps.join(' > '), own]);
+  }
+  return rows;
+}"""
+
+
+def lxml_paths(markup: str) -> list[list[str]]:
+    root = parse_raw_html(markup)
+    body = root.find("body")
+    rows = []
+    for element in body.iter():
+        if element is body or not isinstance(element.tag, str):
+            continue
+        own = " ".join(" ".join([element.text or ""] + [c.tail or "" for c in element]).split())
+        if own:
+            steps = [
+                e.tag
+                for e in reversed(list(element.iterancestors()))
+                if e.tag not in ("html", "body")
+            ]
+            rows.append([" > ".join([*steps, element.tag]), own])
+    return rows
+
+
+def browser_item(page, markup: str) -> dict:
+    """The page item a crawl would make: the browser's DOM, its paragraphs as blocks with
+    the browser's selector paths, and the raw HTML as served."""
+    page.set_content(markup)
+    blocks = [
+        {
+            "selector": [{"name": step, "id": "", "classes": []} for step in path.split(" > ")],
+            "text": [text],
+        }
+        for path, text in page.evaluate(PATHS_JS)
+    ]
+    return {
+        "rendered_html": page.content(),
+        "raw_html": markup,
+        "descriptions": [page.evaluate("document.querySelector('meta[name=description]').content")],
+        "texts": blocks,
+    }
+
+
+def test_raw_html_is_parsed_into_the_tree_the_browser_builds(browser_page) -> None:
+    for markup in (
+        OLD_TEMPLATE.format(n=1),
+        "<table><tr><td>cell</td></tr></table><p>one<div>block</div>two",
+        "<p><b>bold <i>both</b> italic</i> plain</p><ul><li>a<li>b</ul>",
+    ):
+        browser_page.set_content(markup)
+        assert lxml_paths(markup) == browser_page.evaluate(PATHS_JS), markup
+
+
+def test_rules_learned_from_the_browsers_dom_hold_on_the_raw_html(browser_page) -> None:
+    pages = [browser_item(browser_page, OLD_TEMPLATE.format(n=n)) for n in range(4)]
+    story = [
+        (number, index)
+        for number, page in enumerate(pages)
+        for index, block in enumerate(page["texts"])
+        if "story" in block["text"][0]
+    ]
+    rules = ExtractionRules().fit(pages, story)
+    assert rules.usable
+    # Before raw HTML was parsed as a browser does, the rules held on none of the four and
+    # the layout was rendered directly ("scripts draw it").
+    assert rules.raw_html_ == {"pages": 4, "held": 4} and rules.render_reason == ""
+    fetched = rules.extract(raw_document(OLD_TEMPLATE.format(n=9)))
+    assert rules.check(fetched).ok
+    assert fetched.text.count("story 9") >= 5 and "Copyright" not in fetched.text
+
+
+def test_raw_html_with_nothing_to_parse_is_refused_with_a_reason() -> None:
+    for empty in ("", "   \n", b"\xef\xbb\xbf  "):
+        with pytest.raises(UnusableDocumentError):
+            parse_raw_html(empty)
+        assert isinstance(raw_document(empty), RuleExtraction)
+    # Bytes in a declared charset and NUL bytes read as a browser reads them.
+    root = parse_raw_html(
+        "<p>caf\u00e9\x00 au lait</p>".encode("cp1252"), "text/html; charset=cp1252"
+    )
+    assert root.find("body/p").text == "café au lait"
