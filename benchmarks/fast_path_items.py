@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from spidercrawl.capture.static import static_capture  # noqa: E402
-from spidercrawl.document.html import parse_html  # noqa: E402
+from spidercrawl.document.html import parse_raw_html  # noqa: E402
 from spidercrawl.document.page import first_description  # noqa: E402
 from spidercrawl.extract.item import article_item, extract_plain  # noqa: E402
 from spidercrawl.learn.model import SiteModel  # noqa: E402
@@ -77,7 +77,7 @@ def ours(pages: list[tuple[str, str]], model: SiteModel, watch: Stopwatch) -> in
     rules, accepted = model.rules_, 0
     for html, url in pages:
         watch.last = time.perf_counter()
-        document = parse_html(html)
+        document = parse_raw_html(html)
         watch.lap("parse")
         capture = static_capture(document, url)
         watch.lap("page metadata (raw HTML)")
