@@ -95,7 +95,8 @@ def _gold(job: SiteJob, page_id: str) -> str | None:
     return read_gold(Path(job.site_root) / "gold" / f"{page_id}.txt")
 
 
-def _shuffled(ids: Sequence[str]) -> list[str]:
+def shuffled_ids(ids: Sequence[str]) -> list[str]:
+    """The page IDs in the evaluation's seeded order: k folds take every k-th of them."""
     ids = sorted(ids)
     random.Random(SEED).shuffle(ids)
     return ids
@@ -213,7 +214,7 @@ def _held_out(job: SiteJob, outcome: SiteOutcome, score: Scorer) -> list[str]:
     """Score every held-out page (k folds, or train on N and test on the rest); returns
     the site's page IDs in the order used (shuffled, or by ID with ``crawl_order``)."""
     crawl_order = job.train_pages and job.crawl_order
-    ids = sorted(job.page_ids) if crawl_order else _shuffled(job.page_ids)
+    ids = sorted(job.page_ids) if crawl_order else shuffled_ids(job.page_ids)
     if job.train_pages:
         train, test = ids[: job.train_pages], ids[job.train_pages :]
         model = _learn(job, train, outcome)
@@ -503,7 +504,7 @@ def _site_folds(jobs: Sequence[SiteJob], folds: int) -> dict[str, int]:
     datasets = sorted({job.dataset for job in jobs})
     if len(datasets) >= 2:
         return {job.site_key: datasets.index(job.dataset) for job in jobs}
-    order = _shuffled([job.site_key for job in jobs])
+    order = shuffled_ids([job.site_key for job in jobs])
     folds = min(folds, len(order))
     return {key: position % folds for position, key in enumerate(order)}
 
