@@ -44,6 +44,7 @@ from build_layouts_site import build  # noqa: E402
 from spidercrawl.evaluate.metrics import score_text  # noqa: E402
 from spidercrawl.runner import PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
 from spidercrawl.serve import serving  # noqa: E402
+from spidercrawl.snapshot import SiteSnapshot  # noqa: E402
 
 
 def crawl(
@@ -91,18 +92,22 @@ def kinds(site: Path) -> dict[str, str]:
 
 
 def page_ids(site: Path) -> dict[str, str]:
-    """URL path -> page ID, from the snapshot's index."""
-    ids = {}
-    for line in (site / "index.tsv").read_text("utf-8").splitlines():
-        page_id, url = line.split("\t")
-        ids[urlsplit(url).path] = page_id
-    return ids
+    """Local path (with query) -> page ID, as the server routes them: a page whose URL
+    another page of the snapshot shares (one article in two datasets) is served at
+    ``/pages/ID.html``, so both are crawled and scored."""
+    return SiteSnapshot(site).routes
+
+
+def page_of(url: str, ids: dict[str, str]) -> str | None:
+    """The page ID of a crawled article's URL."""
+    parts = urlsplit(url)
+    return ids.get(parts.path + (f"?{parts.query}" if parts.query else ""))
 
 
 def f1_by_page(items: list[dict], site: Path, ids: dict[str, str]) -> dict[str, float]:
     scores = {}
     for item in items:
-        page_id = ids.get(urlsplit(item["url"]).path)
+        page_id = page_of(item["url"], ids)
         if page_id:
             gold = (site / "gold" / f"{page_id}.txt").read_text("utf-8")
             scores[page_id] = score_text(item.get("text") or "", gold, with_difflib=False).f1
@@ -149,7 +154,7 @@ def main() -> int:
 
     f1 = {name: f1_by_page(runs[name]["items"], site, ids) for name in ("learn", "again")}
     fast = {
-        ids.get(urlsplit(item["url"]).path)
+        page_of(item["url"], ids)
         for item in runs["again"]["items"]
         if item["method"] == "rules"
     }
