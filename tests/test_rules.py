@@ -316,6 +316,30 @@ def test_a_model_from_an_older_spidercrawl_is_learned_again(tmp_path) -> None:
     assert store.load("old.example") is None
 
 
+def test_a_model_rendered_directly_by_a_decision_on_libxml2s_tree_is_learned_again(
+    tmp_path,
+) -> None:
+    content = [(p, i) for p in range(4) for i in (2, 3, 4)]
+    drawn = [page_item(n) | {"raw_html": page_html(n, paragraphs=0)} for n in range(4)]
+    store = ModelStore(tmp_path)
+    for site, pages in (
+        ("drawn.example", drawn),
+        ("plain.example", [page_item(n) for n in range(4)]),
+    ):
+        model = SiteModel()
+        model.version_, model.created_, model.training_ = "20261126T000000Z", "", {}
+        model.format_ = MODEL_FORMAT
+        model.rules_ = ExtractionRules().fit(pages, content)
+        store.save(site, model)
+        assert store.load(site) is not None  # decided now: kept
+        del model.rules_.raw_parser_  # as fitted before raw HTML was parsed as a browser does
+        store.save(site, model)
+    # Its decision to render every page was made on libxml2's tree: learned again.
+    assert store.load("drawn.example") is None
+    # A model that made no such decision loads as it is.
+    assert store.load("plain.example") is not None
+
+
 def test_rules_saved_before_tails_and_the_render_decision_still_work(rules) -> None:
     import pickle
 

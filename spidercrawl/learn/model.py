@@ -650,6 +650,12 @@ class SiteModel(BaseEstimator):
                 f"the model in {folder} has format {getattr(model, 'format_', 1)}, "
                 f"older than this spidercrawl's {MODEL_FORMAT}"
             )
+        if getattr(getattr(model, "rules_", None), "stale_render_decision", False):
+            raise LearningError(
+                f"the model in {folder} renders every page because its rules missed the "
+                f"article in the raw HTML as libxml2 parsed it; raw HTML is now parsed as a "
+                f"browser parses it, so the decision is made again"
+            )
         return model
 
     @staticmethod

@@ -92,6 +92,12 @@ class Rule:
         return "".join(parts).replace("///", "//")
 
 
+# How the render decision parsed the training pages' raw HTML: as a browser builds it
+# (:func:`~spidercrawl.document.html.parse_raw_html`). Rules fitted before session 26
+# lack the attribute: their decision read libxml2's tree, which called plain-HTML
+# articles "drawn by scripts" (three l3s-gn1 sites), so such models are learned again.
+RAW_PARSER = "html5"
+
 # The render decision (:attr:`ExtractionRules.render_reason`): from at least this many
 # training pages with raw HTML, a layout whose rules hold on under this share of them is
 # rendered directly.
@@ -488,6 +494,7 @@ class ExtractionRules:
             if self.check(in_raw).ok and _same_words(in_raw.text, from_dom.text):
                 held += 1
         self.raw_html_ = {"pages": tried, "held": held}
+        self.raw_parser_ = RAW_PARSER
 
     @property
     def render_reason(self) -> str:
@@ -501,6 +508,12 @@ class ExtractionRules:
             f"the rules found the article in the raw HTML of {held} of {tried} training "
             f"pages, in the browser's DOM of all {tried}: scripts draw it"
         )
+
+    @property
+    def stale_render_decision(self) -> bool:
+        """Whether the rules send their pages to the browser by a decision made on raw
+        HTML parsed another way than the fast path parses it now (:data:`RAW_PARSER`)."""
+        return bool(self.render_reason) and getattr(self, "raw_parser_", "") != RAW_PARSER
 
     def check(self, result: RuleExtraction, reference: str = "") -> RuleCheck:
         """Whether ``result`` looks like this site's articles; the reason when it does not."""
@@ -707,6 +720,14 @@ class LayoutRules:
         if not reasons or not all(reasons):
             return ""
         return reasons[0] if len(reasons) == 1 else f"all {len(reasons)} layouts: {reasons[0]}"
+
+    @property
+    def stale_render_decision(self) -> bool:
+        """Whether the site is rendered directly by a decision made on raw HTML parsed
+        another way than the fast path parses it now."""
+        return bool(self.render_reason) and any(
+            rules.stale_render_decision for rules in self.layouts
+        )
 
     def extract(
         self, html: str | bytes | lxml.html.HtmlElement, content_type: str | None = None
