@@ -32,10 +32,13 @@ short of the runway, according to story {n}.</P></FONT>
 </TD></TR><TR><TD><FONT SIZE=1>Copyright Press Association 2008</FONT></TD></TR></TABLE>
 </CENTER></BODY></html>"""
 
-# Each text-holding element's path from <body> and its own text, in document order.
+# Each text-holding element's path from <body> and its own text, in document order
+# (outside <noscript>, whose content a browser running scripts keeps as text, and which
+# every extractor here removes with the other invisible elements).
 PATHS_JS = """() => {
   const rows = [];
   for (const el of document.body.querySelectorAll('*')) {
+    if (el.closest('noscript')) continue;
     const own = Array.from(el.childNodes).filter(n => n.nodeType === 3)
       .map(n => n.textContent).join(' ').split(/\\s+/).filter(Boolean).join(' ');
     if (!own) continue;
@@ -53,6 +56,8 @@ def lxml_paths(markup: str) -> list[list[str]]:
     rows = []
     for element in body.iter():
         if element is body or not isinstance(element.tag, str):
+            continue
+        if element.tag == "noscript" or any(a.tag == "noscript" for a in element.iterancestors()):
             continue
         own = " ".join(" ".join([element.text or ""] + [c.tail or "" for c in element]).split())
         if own:
@@ -89,6 +94,12 @@ def test_raw_html_is_parsed_into_the_tree_the_browser_builds(browser_page) -> No
         OLD_TEMPLATE.format(n=1),
         "<table><tr><td>cell</td></tr></table><p>one<div>block</div>two",
         "<p><b>bold <i>both</b> italic</i> plain</p><ul><li>a<li>b</ul>",
+        # A tracking pixel's <noscript> in <head>: with scripts on (as crawled) it holds
+        # text, and the head goes on; parsed with scripts off, its <img> would end the
+        # head and move the noscript's text and the canonical link into the body.
+        "<html><head><noscript><img src='p.gif'><p>Enable JavaScript</p></noscript>"
+        "<link rel='canonical' href='/a'></head><body><p>story</p><noscript><p>no js</p>"
+        "</noscript></body></html>",
     ):
         browser_page.set_content(markup)
         assert lxml_paths(markup) == browser_page.evaluate(PATHS_JS), markup

@@ -102,8 +102,8 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     text = decode_html(markup, content_type)[0] if isinstance(markup, bytes) else markup
     if not text.strip():
         raise UnusableDocumentError("empty document")
-    try:
-        as_browser = LexborHTMLParser(text).html or text
+    try:  # scripts on, as in our Chromium: a <noscript> holds text, not markup
+        as_browser = LexborHTMLParser(text, scripting=True).html or text
     except Exception as error:  # lexbor refusing some input: libxml2's tree still serves
         logger.info("HTML5 tree building failed (%s); the raw HTML is parsed as it is", error)
         as_browser = text
