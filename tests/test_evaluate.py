@@ -109,7 +109,12 @@ def test_no_snapshot_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_rules_pages_are_reported_by_the_way_they_went() -> None:
-    from spidercrawl.evaluate.report import rules_split, rules_split_table
+    from spidercrawl.evaluate.report import (
+        fast_path_shares,
+        fast_path_shares_lines,
+        rules_split,
+        rules_split_table,
+    )
     from spidercrawl.evaluate.runner import PageRecord
 
     def record(page: str, f1: float, note: str, seconds: float) -> PageRecord:
@@ -128,6 +133,12 @@ def test_rules_pages_are_reported_by_the_way_they_went() -> None:
     assert split["rendered"]["pages"] == 1 and split["rendered"]["ms_per_page"] == 60.0
     table = rules_split_table({"d": split})
     assert "| d | fast path | 2 | 0.900 |" in table and "| 60.0 |" in table
+    # Per site: the share of its pages the fast path took, and which sites fall short.
+    records.append(PageRecord("d", "t", "1", "rules", f1=1.0, note="fast path"))
+    shares = fast_path_shares(records)
+    assert shares == {"d/s": pytest.approx(2 / 3, abs=1e-4), "d/t": 1.0}
+    lines = fast_path_shares_lines(shares)
+    assert "1 of 2" in lines and "- d/s: 67%" in lines and "d/t" not in lines
 
 
 def test_with_train_pages_every_method_is_scored_on_the_same_pages() -> None:

@@ -271,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     split = report.rules_split(records)
     if split:
         summary["rules_by_way"] = split
+        summary["rules_fast_path_share"] = report.fast_path_shares(records)
     learned_ways = report.learned_split(records)
     if learned_ways:
         summary["learned_by_way"] = learned_ways
@@ -282,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         tables.append(report.method_table(dataset, rows))
     if split:
         tables.append(report.rules_split_table(split))
+        tables.append(report.fast_path_shares_lines(summary["rules_fast_path_share"]))
     if learned_ways:
         tables.append(report.learned_split_table(learned_ways))
     for name, reason in skipped.items():

@@ -152,6 +152,30 @@ def rules_split_table(split: Mapping[str, Mapping[str, Mapping[str, object]]]) -
     return "\n".join(lines) + "\n"
 
 
+TARGET_FAST_PATH_SHARE = 0.8  # issue 17: of a learned site's pages, by the fast path
+
+
+def fast_path_shares(records: Iterable[PageRecord]) -> dict[str, float]:
+    """Each site's share of its ``rules`` pages that the fast path took ("dataset/site")."""
+    sites: dict[str, list[bool]] = defaultdict(list)
+    for record in records:
+        if record.method == "rules":
+            sites[f"{record.dataset}/{record.site}"].append(record.note == "fast path")
+    return {site: round(sum(fast) / len(fast), 4) for site, fast in sorted(sites.items())}
+
+
+def fast_path_shares_lines(shares: Mapping[str, float]) -> str:
+    """The sites whose fast path took under ``TARGET_FAST_PATH_SHARE`` of their pages."""
+    below = {site: share for site, share in shares.items() if share < TARGET_FAST_PATH_SHARE}
+    lines = [
+        f"Sites with under {TARGET_FAST_PATH_SHARE:.0%} of their pages by the fast path: "
+        f"{len(below)} of {len(shares)} (every site's share: `rules_fast_path_share` in "
+        "summary.json)" + ("" if not below else ":"),
+    ]
+    lines += [f"- {site}: {share:.0%}" for site, share in sorted(below.items(), key=lambda x: x[1])]
+    return "\n".join(lines) + "\n"
+
+
 SITE_MODEL = "site model"  # a learned page whose text is the site model's own
 TARGET_SITE_MODEL_SHARE = 0.9  # issue 17: of a learned site's pages, by its own model
 
