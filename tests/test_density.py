@@ -64,6 +64,15 @@ def test_render_aware_drops_hidden_text() -> None:
     assert "Disclaimer" in blind.text
 
 
+@pytest.mark.parametrize("marked", ["data-sc-hidden", 'style="display:none"', "hidden"])
+def test_a_body_marked_hidden_is_still_read(marked: str) -> None:
+    # Shown by scripts later (raw HTML), or marked by an older capture for a stray hidden
+    # text node in it: the page's text is still there to extract.
+    page = PAGE.replace("<body>", f"<body {marked}>")
+    assert page != PAGE
+    assert ARTICLE in DensityExtractor.product().extract(page).text
+
+
 @pytest.mark.parametrize(
     ("markup", "reason"),
     [

@@ -208,7 +208,10 @@
     }
     if (!visible) {
       hiddenChars += value.trim().length;
-      parent.setAttribute("data-sc-hidden", "");
+      // Not <body>: a stray hidden text node right in it would mark the whole page
+      // hidden for every later reader of the DOM (a posterous.com page: its rules and
+      // text density found nothing).
+      if (parent !== body) parent.setAttribute("data-sc-hidden", "");
       continue;
     }
     const block = blockOf(parent);

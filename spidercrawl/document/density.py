@@ -86,18 +86,26 @@ class DensityResult:
         return bool(self.text)
 
 
+_DOCUMENT_TAGS = frozenset({"html", "body"})
 _MAYBE_HIDDEN = etree.XPath(
     "descendant-or-self::*[@data-sc-hidden or @hidden or @aria-hidden or @style]"
 )
 
 
 def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> None:
-    """Drop elements that never show text (scripts, styles...) and, render-aware, hidden ones."""
+    """Drop elements that never show text (scripts, styles...) and, render-aware, hidden ones.
+
+    The document's ``<html>`` and ``<body>`` stay whatever they are marked: a page whose
+    body is hidden until scripts show it (``<body style="display:none">`` in raw HTML), or
+    marked hidden by a capture for a stray hidden text node in it (5 dataset pages of
+    nuttynomads.posterous.com, captured before that was fixed), is still read."""
     doomed = list(root.iter(*INVISIBLE_TAGS))
     if render_aware:
         # XPath (in C) finds the few elements with any of these attributes; walking every
         # element in Python cost a tenth of the fast path's time.
         for element in _MAYBE_HIDDEN(root):
+            if element.tag in _DOCUMENT_TAGS:
+                continue
             attrib = element.attrib
             if (
                 "data-sc-hidden" in attrib
