@@ -154,9 +154,7 @@ def main() -> int:
 
     f1 = {name: f1_by_page(runs[name]["items"], site, ids) for name in ("learn", "again")}
     fast = {
-        page_of(item["url"], ids)
-        for item in runs["again"]["items"]
-        if item["method"] == "rules"
+        page_of(item["url"], ids) for item in runs["again"]["items"] if item["method"] == "rules"
     }
     print("\n| layout | pages | crawl 2: fast path | F1 crawl 1 | F1 crawl 2 |")
     print("|---|---|---|---|---|")

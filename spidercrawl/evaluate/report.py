@@ -155,24 +155,34 @@ def rules_split_table(split: Mapping[str, Mapping[str, Mapping[str, object]]]) -
 TARGET_FAST_PATH_SHARE = 0.8  # issue 17: of a learned site's pages, by the fast path
 
 
+def _site_shares(pairs: Iterable[tuple[PageRecord, bool]]) -> dict[str, float]:
+    """Per site ("dataset/site"), the share of its pages whose flag is true."""
+    sites: dict[str, list[bool]] = defaultdict(list)
+    for record, flag in pairs:
+        sites[f"{record.dataset}/{record.site}"].append(flag)
+    return {site: round(sum(flags) / len(flags), 4) for site, flags in sorted(sites.items())}
+
+
+def _sites_below(shares: Mapping[str, float], target: float, by: str, key: str) -> list[str]:
+    """Report lines naming the sites with under ``target`` of their pages ``by`` a way
+    (every site's share is in summary.json under ``key``)."""
+    below = {site: share for site, share in shares.items() if share < target}
+    lines = [
+        f"Sites with under {target:.0%} of their pages by {by}: {len(below)} of {len(shares)} "
+        f"(every site's share: `{key}` in summary.json)" + ("" if not below else ":"),
+    ]
+    lines += [f"- {site}: {share:.0%}" for site, share in sorted(below.items(), key=lambda x: x[1])]
+    return lines
+
+
 def fast_path_shares(records: Iterable[PageRecord]) -> dict[str, float]:
     """Each site's share of its ``rules`` pages that the fast path took ("dataset/site")."""
-    sites: dict[str, list[bool]] = defaultdict(list)
-    for record in records:
-        if record.method == "rules":
-            sites[f"{record.dataset}/{record.site}"].append(record.note == "fast path")
-    return {site: round(sum(fast) / len(fast), 4) for site, fast in sorted(sites.items())}
+    return _site_shares((r, r.note == "fast path") for r in records if r.method == "rules")
 
 
 def fast_path_shares_lines(shares: Mapping[str, float]) -> str:
     """The sites whose fast path took under ``TARGET_FAST_PATH_SHARE`` of their pages."""
-    below = {site: share for site, share in shares.items() if share < TARGET_FAST_PATH_SHARE}
-    lines = [
-        f"Sites with under {TARGET_FAST_PATH_SHARE:.0%} of their pages by the fast path: "
-        f"{len(below)} of {len(shares)} (every site's share: `rules_fast_path_share` in "
-        "summary.json)" + ("" if not below else ":"),
-    ]
-    lines += [f"- {site}: {share:.0%}" for site, share in sorted(below.items(), key=lambda x: x[1])]
+    lines = _sites_below(shares, TARGET_FAST_PATH_SHARE, "the fast path", "rules_fast_path_share")
     return "\n".join(lines) + "\n"
 
 
@@ -204,11 +214,9 @@ def learned_split(records: Iterable[PageRecord]) -> dict[str, object]:
         by_page[(record.dataset, record.site, record.page_id)][record.method] = record
     others = sorted({r.method for r in records} - {"learned"})
     ways: dict[str, dict[str, list[PageRecord]]] = defaultdict(lambda: defaultdict(list))
-    sites: dict[str, list[bool]] = defaultdict(list)
-    for record in learned:
-        way = learned_way(record)
+    way_of = [(record, learned_way(record)) for record in learned]
+    for record, way in way_of:
         ways[record.dataset][way].append(record)
-        sites[f"{record.dataset}/{record.site}"].append(way == SITE_MODEL)
     split: dict[str, dict[str, dict[str, object]]] = {}
     for dataset, groups in sorted(ways.items()):
         total = sum(len(rows) for rows in groups.values())
@@ -225,7 +233,7 @@ def learned_split(records: Iterable[PageRecord]) -> dict[str, object]:
                 "f1": aggregate(rows)["f1"],
                 "same_pages_f1": {m: agg["f1"] for m, agg in same_pages.items()},
             }
-    shares = {site: round(sum(own) / len(own), 4) for site, own in sorted(sites.items())}
+    shares = _site_shares((record, way == SITE_MODEL) for record, way in way_of)
     return {"by_way": split, "site_model_share_per_site": shares}
 
 
@@ -248,14 +256,8 @@ def learned_split_table(split: Mapping[str, object]) -> str:
             cells = [dataset, way, row["pages"], row["share"], row["f1"]]
             cells += [same.get(m) for m in others]
             lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
-    below = {site: share for site, share in shares.items() if share < TARGET_SITE_MODEL_SHARE}
-    lines += [
-        "",
-        f"Sites with under {TARGET_SITE_MODEL_SHARE:.0%} of their pages by their own model: "
-        f"{len(below)} of {len(shares)} (every site's share: `learned_by_way` in "
-        "summary.json)" + ("" if not below else ":"),
-    ]
-    lines += [f"- {site}: {share:.0%}" for site, share in sorted(below.items(), key=lambda x: x[1])]
+    lines.append("")
+    lines += _sites_below(shares, TARGET_SITE_MODEL_SHARE, "their own model", "learned_by_way")
     return "\n".join(lines) + "\n"
 
 

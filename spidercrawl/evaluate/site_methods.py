@@ -47,7 +47,7 @@ from spidercrawl.extract.item import article_item
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.rules import RuleExtraction, raw_document
+from spidercrawl.learn.rules import raw_document
 from spidercrawl.snapshot import SiteSnapshot
 
 # Methods that learn from some of a site's pages and score the rest.
@@ -249,8 +249,7 @@ def _score_fast_path(
             continue
         started = page_clock()
         raw_html, _ = decode_html(snapshot.page_bytes(page_id))
-        document = raw_document(raw_html)  # as the fast path parses it
-        result = document if isinstance(document, RuleExtraction) else rules.extract(document)
+        result = rules.extract(raw_document(raw_html))  # parsed as the fast path parses it
         verdict = rules.check(result, first_description(page))
         seconds = page_clock() - started
         if not verdict.ok:

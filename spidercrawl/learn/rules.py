@@ -406,7 +406,9 @@ class ExtractionRules:
 
     # -- applying ---------------------------------------------------------------------------
     def extract(
-        self, html: str | bytes | lxml.html.HtmlElement, content_type: str | None = None
+        self,
+        html: str | bytes | lxml.html.HtmlElement | RuleExtraction,
+        content_type: str | None = None,
     ) -> RuleExtraction:
         """The rules' article from raw (or rendered) HTML, or from a parsed document
         (which this changes: invisible elements are removed from it)."""
@@ -489,8 +491,7 @@ class ExtractionRules:
             if not raw or from_dom is None or not from_dom.text:
                 continue
             tried += 1
-            document = raw_document(raw)
-            in_raw = document if isinstance(document, RuleExtraction) else self.extract(document)
+            in_raw = self.extract(raw_document(raw))
             if self.check(in_raw).ok and _same_words(in_raw.text, from_dom.text):
                 held += 1
         self.raw_html_ = {"pages": tried, "held": held}
@@ -594,10 +595,11 @@ def raw_document(html: str | bytes) -> lxml.html.HtmlElement | RuleExtraction:
 
 
 def _document(
-    html: str | bytes | lxml.html.HtmlElement, content_type: str | None
+    html: str | bytes | lxml.html.HtmlElement | RuleExtraction, content_type: str | None
 ) -> lxml.html.HtmlElement | RuleExtraction:
-    """The parsed page, or an empty extraction saying why there is none."""
-    if isinstance(html, lxml.html.HtmlElement):
+    """The parsed page, or an empty extraction saying why there is none (one already made,
+    as :func:`raw_document` makes it, passes through)."""
+    if isinstance(html, (lxml.html.HtmlElement, RuleExtraction)):
         return html
     try:
         return parse_html(html, content_type)
@@ -730,7 +732,9 @@ class LayoutRules:
         )
 
     def extract(
-        self, html: str | bytes | lxml.html.HtmlElement, content_type: str | None = None
+        self,
+        html: str | bytes | lxml.html.HtmlElement | RuleExtraction,
+        content_type: str | None = None,
     ) -> RuleExtraction:
         root = _document(html, content_type)
         if isinstance(root, RuleExtraction):  # nothing to parse
