@@ -13,6 +13,7 @@ import itertools
 import logging
 import math
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 import joblib
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from spidercrawl.document.language import confirmed_language, declared_language
@@ -48,6 +50,7 @@ logger = logging.getLogger(__name__)
 MAX_LAYOUTS = 6  # layouts a site model keeps as templates come (the oldest go first)
 
 # 4: template texts, nested blocks; 5: container_; 6: class_words; 7: tag_paths_.
+SVM_MAX_ITER = 5000  # liblinear iterations; a stop short of them is logged, not fatal
 MODEL_FORMAT = 7  # older saved models are relearned
 MODEL_FILE = "model.joblib"
 META_FILE = "model.json"
@@ -512,8 +515,22 @@ class SiteModel(BaseEstimator):
         self.vectorizer_ = BlockVectorizer(self.feature_groups, self.class_words).fit(blocks)
         features = self.vectorizer_.transform(blocks)
         self.svm_ = LinearSVC(
-            C=self.C, class_weight="balanced", random_state=self.random_state, max_iter=5000
-        ).fit(features, labels)
+            C=self.C, class_weight="balanced", random_state=self.random_state, max_iter=SVM_MAX_ITER
+        )
+        # liblinear stopping short of its tolerance still leaves a usable separation (the
+        # training accuracy says how good); its warning read as a failure in crawl logs, so
+        # it is recorded in the model and logged plainly instead.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            self.svm_.fit(features, labels)
+        converged = True
+        for warning in caught:
+            if issubclass(warning.category, ConvergenceWarning):
+                converged = False
+            else:  # anything else is passed on as it came
+                warnings.warn_explicit(
+                    warning.message, warning.category, warning.filename, warning.lineno
+                )
         predicted = self.svm_.predict(features)
         content_chars = [
             b.chars for b, is_content in zip(blocks, labels, strict=True) if is_content
@@ -523,9 +540,16 @@ class SiteModel(BaseEstimator):
             "blocks": len(blocks),
             "content_blocks": int(labels.sum()),
             "training_accuracy": round(float((predicted == labels).mean()), 4),
+            "svm_converged": converged,
             "content_chars_per_page": round(sum(content_chars) / max(pages, 1), 1),
             "seconds": round(time.perf_counter() - started, 3),
         }
+        if not converged:
+            logger.info(
+                "the SVM stopped at %d iterations short of liblinear's tolerance (training "
+                "accuracy %.3f): used as it is",
+                SVM_MAX_ITER, self.training_["training_accuracy"],
+            )  # fmt: skip
         self.template_texts_: frozenset[str] = frozenset()  # fit() finds the site's
         self.container_: SelectorPath | None = None  # and its article container
         self.tag_paths_: frozenset[tuple[str, ...]] = frozenset()  # and its tag paths
