@@ -43,7 +43,10 @@ from spidercrawl.evaluate.site_methods import (
     run_site_job,
     unseen_grid,
 )
+from spidercrawl.evaluate.unseen_constants import choose_for_jobs
+from spidercrawl.evaluate.unseen_constants import summary as constants_summary
 from spidercrawl.files import write_atomically
+from spidercrawl.learn.cross_site import CROSS_SITE_C
 
 logger = logging.getLogger("spidercrawl.evaluate")
 
@@ -137,6 +140,7 @@ def run_site_method(
                 model_dir=str(args.models) if args.models else None,
             )
         )
+    block_constants: dict[str, dict] = {}  # unseen: per dataset, chosen on the others
     progress = Progress(method, len(jobs), every_s=10, unit="sites")
     outcomes = []
     with worker_pool(args.jobs) as pool:
@@ -144,13 +148,19 @@ def run_site_method(
             if not fold_models:
                 logger.info("Cross-site models per fold of held-out sites")
                 trained = cross_site_fold_models(jobs, args.out / "unseen-models", pool)
-                fold_models.update({job.site_key: trained.get(job.site_key) for job in jobs})
+                shipped_c = trained.get(CROSS_SITE_C, {})
+                fold_models.update({job.site_key: shipped_c.get(job.site_key) for job in jobs})
             for job in jobs:
                 job.model_dir = fold_models.get(job.site_key)
+            if method == "unseen" and len({job.dataset for job in jobs}) >= 2:
+                # the blocks' extractor's own constants, chosen without the scored dataset
+                block_constants = choose_for_jobs(jobs, args.out / "unseen-models", pool)
         for outcome in pool.map(run_site_job, jobs):
             progress.step()
             outcomes.append(outcome)
     result: dict[str, object] = {"records": [r for o in outcomes for r in o.records]}
+    if method == "unseen":
+        result["block_constants"] = constants_summary(block_constants)
     if method == "learned":
         result["learning_curve"] = merge_curves(outcomes)
         result["learning"] = [point for o in outcomes for point in o.learning]
@@ -238,7 +248,12 @@ def main(argv: list[str] | None = None) -> int:
                 grid = unseen_grid(method_records)
                 method_records, choice = choose_unseen_bonus(method_records)
                 extra["protocol"] = {
-                    "unseen": {"own_bonus": choice, "models": _model_note(args), "grid": grid}
+                    "unseen": {
+                        "block_constants": outcome.pop("block_constants"),
+                        "own_bonus": choice,
+                        "models": _model_note(args),
+                        "grid": grid,
+                    }
                 }
                 _log_unseen_protocol(grid, choice)
             records.extend(method_records)

@@ -46,6 +46,7 @@ from spidercrawl.extract.consensus import DENSITY_AGREEMENT, OWN, OWN_BONUS, Con
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import raw_document
 from spidercrawl.snapshot import SiteSnapshot
@@ -78,6 +79,11 @@ class SiteJob:
     layouts: bool = True  # site models of several layouts (LEARN_LAYOUTS)
     # train_pages: the first N pages by ID (a snapshot's crawl order), not a seeded sample
     crawl_order: bool = False
+    # unseen: the blocks' extractor's density bonus, tolerance and relevance bonus (None:
+    # the shipped ones), as leave one dataset out chose them (:mod:`.unseen_constants`)
+    block_constants: tuple[float, float, float] | None = None
+    # unseen's protocol: the held-out cross-site model per SVM C of its grid
+    models_by_c: dict[float, str] | None = None
 
     @property
     def site_key(self) -> str:
@@ -168,18 +174,25 @@ def _score_with(
     return _score_pages(job, test_ids, extract, note)
 
 
-_unseen_extractors: dict[str | None, UnseenExtractor | None] = {}
+ExtractorKey = tuple[str | None, tuple[float, float, float] | None]
+_unseen_extractors: dict[ExtractorKey, UnseenExtractor | None] = {}
+
+
+def _extractor_key(job: SiteJob) -> ExtractorKey:
+    return job.model_dir, job.block_constants
 
 
 def _unseen_extractor(job: SiteJob) -> UnseenExtractor | None:
-    """The cross-site extractor for the job's site (one per model folder and process); None
-    when there is no cross-site model."""
-    folder = job.model_dir
-    if folder not in _unseen_extractors:
-        path = Path(folder) if folder else None
-        available = UnseenExtractor.available(path)
-        _unseen_extractors[folder] = UnseenExtractor.load(path) if available else None
-    return _unseen_extractors[folder]
+    """The cross-site extractor for the job's site (one per model folder, constants and
+    process); None when there is no cross-site model."""
+    key = _extractor_key(job)
+    if key not in _unseen_extractors:
+        path = Path(job.model_dir) if job.model_dir else None
+        extractor = UnseenExtractor.load(path) if UnseenExtractor.available(path) else None
+        if extractor is not None and job.block_constants is not None:
+            extractor = UnseenExtractor(extractor.model, *job.block_constants)
+        _unseen_extractors[key] = extractor
+    return _unseen_extractors[key]
 
 
 def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> SiteModel | None:
@@ -294,18 +307,18 @@ def unseen_variant(bonus: float, agreement: float | None = None) -> str:
     return f"unseen@{bonus:g}" + ("" if agreement is None else f"~{agreement:g}")
 
 
-_consensus_extractors: dict[str | None, ConsensusExtractor | None] = {}
+_consensus_extractors: dict[ExtractorKey, ConsensusExtractor | None] = {}
 
 
 def _consensus(job: SiteJob) -> ConsensusExtractor | None:
-    folder = job.model_dir
-    if folder not in _consensus_extractors:
+    key = _extractor_key(job)
+    if key not in _consensus_extractors:
         unseen = _unseen_extractor(job)
         consensus = ConsensusExtractor(unseen) if unseen else None
         if consensus is not None:
             _warm_up(consensus, job)
-        _consensus_extractors[folder] = consensus
-    return _consensus_extractors[folder]
+        _consensus_extractors[key] = consensus
+    return _consensus_extractors[key]
 
 
 def _warm_up(consensus: ConsensusExtractor, job: SiteJob) -> None:
@@ -489,11 +502,11 @@ def _label_site(job: SiteJob) -> tuple[str, Any]:
         return job.site_key, None
 
 
-def _train_fold(task: tuple[dict[str, Any], str]) -> str:
+def _train_fold(task: tuple[dict[str, Any], str, float]) -> str:
     from spidercrawl.learn.cross_site import train_cross_site_labeled
 
-    labeled, folder = task
-    train_cross_site_labeled(labeled).save(folder)
+    labeled, folder, c = task
+    train_cross_site_labeled(labeled, C=c).save(folder)
     return folder
 
 
@@ -509,35 +522,44 @@ def _site_folds(jobs: Sequence[SiteJob], folds: int) -> dict[str, int]:
 
 
 def cross_site_fold_models(
-    jobs: Sequence[SiteJob], out_dir: Path, pool: Any, folds: int = UNSEEN_SITE_FOLDS
-) -> dict[str, str]:
+    jobs: Sequence[SiteJob],
+    out_dir: Path,
+    pool: Any,
+    folds: int = UNSEEN_SITE_FOLDS,
+    cs: Sequence[float] = (CROSS_SITE_C,),
+) -> dict[float, dict[str, str]]:
     """Held-out sites for ``unseen``: label every site with its own model, split the sites
     into folds, and train one cross-site model per fold on the other folds' sites only.
 
     With several datasets a fold is a whole dataset (leave one dataset out), and a host
     that the held-out dataset also has (the same site years apart) is left out of its
-    training; with one dataset the folds are seeded folds of its sites. Returns each site's
-    model folder (under ``out_dir``); empty with fewer than two sites, where nothing is
-    held out (the shipped model is used then)."""
+    training; with one dataset the folds are seeded folds of its sites. One set of fold
+    models per SVM C of ``cs`` (the shipped C's under ``out_dir``, others under
+    ``out_dir/C<c>``). Returns, per C, each site's model folder; empty with fewer than
+    two sites, where nothing is held out (the shipped model is used then)."""
     if len(jobs) < 2:
         return {}
     labels = dict(pool.map(_label_site, jobs))
     fold_of = _site_folds(jobs, folds)
     host_of = {job.site_key: job.site for job in jobs}
     tasks = []
-    for fold in sorted(set(fold_of.values())):
-        held_hosts = {host_of[k] for k, f in fold_of.items() if f == fold}
-        training = {
-            k: v
-            for k, v in labels.items()
-            if v is not None and fold_of[k] != fold and host_of[k] not in held_hosts
-        }
-        tasks.append((training, str(out_dir / f"fold-{fold + 1}")))
-    if any(not training for training, _ in tasks):
+    for c in cs:
+        base = out_dir if c == CROSS_SITE_C else out_dir / f"C{c:g}"
+        for fold in sorted(set(fold_of.values())):
+            held_hosts = {host_of[k] for k, f in fold_of.items() if f == fold}
+            training = {
+                k: v
+                for k, v in labels.items()
+                if v is not None and fold_of[k] != fold and host_of[k] not in held_hosts
+            }
+            tasks.append((training, str(base / f"fold-{fold + 1}"), c))
+    if any(not training for training, _, _ in tasks):
         logger.warning("unseen: too few learnable sites for held-out folds; shipped model")
         return {}
-    folders = list(pool.map(_train_fold, tasks))
-    return {key: folders[fold] for key, fold in fold_of.items()}
+    folders = iter(pool.map(_train_fold, tasks))
+    folds_used = len(set(fold_of.values()))
+    by_c = {c: [next(folders) for _ in range(folds_used)] for c in cs}
+    return {c: {key: by_c[c][fold] for key, fold in fold_of.items()} for c in cs}
 
 
 SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen, "rules": run_rules}
