@@ -4,7 +4,6 @@ extractor of sites never seen (:mod:`spidercrawl.evaluate.unseen_constants`)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
