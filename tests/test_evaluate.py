@@ -194,19 +194,22 @@ def test_learned_pages_are_reported_by_the_way_they_went_beside_peers_on_them() 
         record("s", "3", "learned", 0.2, "learned+unseen; only 5% of the page's text ..."),
         record("t", "1", "learned", 0.6, "trained on 10 pages"),
         record("s", "1", "trafilatura", 0.5),
-        record("s", "2", "trafilatura", 0.7),
+        record("s", "2", "trafilatura", 0.0),
         record("s", "3", "trafilatura", 0.9),
         record("t", "1", "trafilatura", 0.9),
     ]
+    records[5].special_case = "retrieved_empty"  # trafilatura found nothing on s/2
     split = learned_split(records)
     own = split["by_way"]["d"][SITE_MODEL]
     assert own["pages"] == 3 and own["share"] == 0.75
-    assert own["f1"] == 0.8 and own["same_pages_f1"]["trafilatura"] == 0.7
+    assert own["f1"] == 0.8 and own["same_pages_f1"]["trafilatura"] == 0.7  # s/2 left out
+    assert own["same_pages_f1_all_pages"]["trafilatura"] == 0.4667  # s/2 counted as 0
     fallback = split["by_way"]["d"]["learned+unseen"]
     assert fallback["pages"] == 1 and fallback["same_pages_f1"]["trafilatura"] == 0.9
     assert split["site_model_share_per_site"] == {"d/s": 0.6667, "d/t": 1.0}
     table = learned_split_table(split)
-    assert "| d | site model | 3 | 0.750 | 0.800 | 0.700 |" in table
+    # the table compares over the same pages: an empty extraction is not left out
+    assert "| d | site model | 3 | 0.750 | 0.800 | 0.467 |" in table
     assert "- d/s: 67%" in table
 
 

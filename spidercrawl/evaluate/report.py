@@ -231,7 +231,14 @@ def learned_split(records: Iterable[PageRecord]) -> dict[str, object]:
                 "pages": len(rows),
                 "share": round(len(rows) / total, 4),
                 "f1": aggregate(rows)["f1"],
+                "f1_all_pages": aggregate(rows)["f1_all_pages"],
                 "same_pages_f1": {m: agg["f1"] for m, agg in same_pages.items()},
+                # the comparison: each method over all these pages, its empty ones as 0 (the
+                # ordinary-page mean leaves each method's own special cases out, so it
+                # compares different pages where a peer returns nothing)
+                "same_pages_f1_all_pages": {
+                    m: agg["f1_all_pages"] for m, agg in same_pages.items()
+                },
             }
     shares = _site_shares((record, way == SITE_MODEL) for record, way in way_of)
     return {"by_way": split, "site_model_share_per_site": shares}
@@ -247,13 +254,16 @@ def learned_split_table(split: Mapping[str, object]) -> str:
     lines = [
         "## learned: by the site model itself or by a fallback, every method on the same pages",
         "",
+        "F1 over all of a way's pages, an empty extraction scoring 0 (`same_pages_f1` in",
+        "summary.json has the means over each method's ordinary pages).",
+        "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
     ]
     for dataset, ways in by_way.items():
         for way, row in ways.items():
-            same: Mapping[str, object] = row["same_pages_f1"]  # type: ignore[assignment]
-            cells = [dataset, way, row["pages"], row["share"], row["f1"]]
+            same: Mapping[str, object] = row["same_pages_f1_all_pages"]  # type: ignore[assignment]
+            cells = [dataset, way, row["pages"], row["share"], row["f1_all_pages"]]
             cells += [same.get(m) for m in others]
             lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
     lines.append("")
