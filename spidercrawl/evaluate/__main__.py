@@ -30,6 +30,7 @@ from spidercrawl.evaluate.runner import (
     EvaluationSite,
     PageRecord,
     Progress,
+    configure_logging,
     find_sites,
     run_page_method,
     worker_pool,
@@ -155,6 +156,9 @@ def run_site_method(
             if method == "unseen" and len({job.dataset for job in jobs}) >= 2:
                 # the blocks' extractor's own constants, chosen without the scored dataset
                 block_constants = choose_for_jobs(jobs, args.out / "unseen-models", pool)
+    # The timed extraction in fresh workers: those that trained and scored above hold
+    # every model and setting they loaded.
+    with worker_pool(args.jobs) as pool:
         for outcome in pool.map(run_site_job, jobs):
             progress.step()
             outcomes.append(outcome)
@@ -214,12 +218,7 @@ def _log_unseen_protocol(grid: dict, choice: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Our progress at INFO; peers' own chatter (per-page parser warnings) only when it is an error.
-    logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("spidercrawl").setLevel(logging.INFO)
-    # Libraries' warnings (a date parser's, a peer's) go to the log, which shows errors only,
-    # not to the terminal once per page; the worker processes inherit this.
-    logging.captureWarnings(True)
+    configure_logging()  # the workers' too (runner.worker_pool)
     args = parse_args(argv)
     sites = find_sites(args.dataset_dir, args.sites)
     if not sites:

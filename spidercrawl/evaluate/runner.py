@@ -9,8 +9,8 @@ not wall time, which also counted what other processes on the machine took meanw
 
 from __future__ import annotations
 
-import gc
 import logging
+import multiprocessing
 import os
 import time
 from collections.abc import Iterable, Iterator
@@ -175,21 +175,33 @@ class Progress:
             logger.info("%s: %d/%d %s (%.1f/s)", self.label, self.done, self.total, self.unit, rate)
 
 
+def configure_logging() -> None:
+    """The evaluation's logging, in the main process and in every worker: our progress at
+    INFO; libraries' per-page chatter only when it is an error, and their warnings (a date
+    parser's, a peer's) to that log rather than to the terminal once per page."""
+    logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("spidercrawl").setLevel(logging.INFO)
+    logging.captureWarnings(True)
+
+
 @contextmanager
 def worker_pool(jobs: int | None) -> Iterator[ProcessPoolExecutor]:
-    """A pool of ``jobs`` worker processes that do not scan the parent's objects.
+    """A pool of ``jobs`` worker processes started from a lean server process.
 
-    Forked workers inherit the parent's heap (every crawled page the evaluation loaded:
-    tens of millions of objects), and each full garbage collection in a worker walked all
-    of it: 2.6 to 2.9 s of CPU charged to whichever page was being timed. Frozen before
-    the fork (``gc.freeze``, as Python's documentation advises for forking servers), they
-    are left out of the workers' collections; unfrozen when the pool is done."""
-    gc.freeze()
-    try:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            yield pool
-    finally:
-        gc.unfreeze()
+    Forked from the evaluation itself, workers inherited its heap (every crawled page it
+    had loaded: tens of millions of objects). Full garbage collections walked it, 2.6 to
+    2.9 s of CPU charged to whichever page was being timed, until it was frozen before the
+    fork (session 19); even frozen, the inherited heap slowed our extraction (the
+    never-seen path on the three datasets with the shipped model: 71 / 50 / 70 pages/s
+    forked, 75-81 / 52-57 / 71-73 in three runs from the server, session 27), while the
+    page methods' workers, forked after those pages were let go, did not carry it. Now every worker
+    starts from the ``forkserver`` (a fresh interpreter), receives its jobs pickled, as
+    before, and logs as the main process does."""
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=configure_logging
+    ) as pool:
+        yield pool
 
 
 def run_page_method(
