@@ -68,15 +68,42 @@ def test_nested_blocks_keep_their_own_text(browser_page) -> None:
     )
     by_name = {b["element"]["name"]: b for b in result["texts"]}
     assert set(by_name) == {"div", "p"}
-    assert " ".join("".join(by_name["div"]["text"]).split()) == "Lead texttail text"
     assert " ".join("".join(by_name["p"]["text"]).split()) == "Inner bold paragraph"
     assert by_name["p"]["path"] == ["div", "p"]
     assert by_name["p"]["selector"] == [
         {"name": "div", "id": "outer", "classes": ["story", "main"]},
         {"name": "p", "id": "", "classes": ["para"]},
     ]
-    # Blocks come in document order of their first text node.
-    assert [b["element"]["name"] for b in result["texts"]] == ["div", "p"]
+    # Blocks come in reading order: the div's text after the paragraph is a block of its
+    # own, after it, with the div's paths and box.
+    assert block_texts(result) == ["Lead text", "Inner bold paragraph", "tail text"]
+    lead, _, tail = result["texts"]
+    assert tail["selector"] == lead["selector"] and tail["bound"] == lead["bound"]
+    assert browser_page.get_attribute("#outer", "data-sc-block") == "0 2"
+
+
+def test_a_posts_text_around_a_list_keeps_its_reading_order(browser_page) -> None:
+    """A blog post written as text and line breaks in one element, a list in the middle:
+    the closing paragraph comes after the list (it used to join the opening one, before
+    it); a separator between links is no run of its own."""
+    result = capture(
+        browser_page,
+        "<body><div class='post-body'>We made three changes this year.<br><br>"
+        "<ul><li>First, people.</li><li>Second, training.</li></ul>"
+        "We will keep looking for more.<br>Posted by Ana</div>"
+        "<div class='nav'><a href='/a'>Home</a> | <a href='/b'>News</a> | "
+        "<a href='/c'>Sport</a></div></body>",
+    )
+    assert block_texts(result) == [
+        "We made three changes this year.",
+        "First, people.",
+        "Second, training.",
+        "We will keep looking for more.Posted by Ana",
+        "Home | News | Sport",
+    ]
+    opening, closing = result["texts"][0], result["texts"][3]
+    assert "<ul>" in opening["html"] and closing["html"] == ""  # the element's markup once
+    assert result["texts"][4]["link_count"] == 3
 
 
 def test_blocks_have_geometry_and_css_differing_from_body(browser_page) -> None:

@@ -103,3 +103,23 @@ def test_mislabelled_encoding() -> None:
     assert "Café olé" in DensityExtractor.product().extract(latin1).text
     utf8 = '<meta charset="iso-8859-1"><body><p>Café olé, señor.</p></body>'.encode()
     assert "Café olé" in DensityExtractor.product().extract(utf8).text
+
+
+def test_an_element_marked_with_several_blocks_gives_each_its_density() -> None:
+    """The capture script marks an element whose own text runs around a nested block with
+    every block number it holds ("0 2"): each run gets the element's densities, and each
+    is in text density's article when the element is."""
+    from spidercrawl.document.density import rendered_page_density
+    from spidercrawl.extract.article import block_indices
+    from spidercrawl.learn.blocks import block_densities
+
+    html = (
+        "<html><body><div id='nav' data-sc-block='3'><a href='/'>Home</a> | "
+        "<a href='/n'>News</a></div>"
+        f"<div id='post' data-sc-block='0 2'>{ARTICLE} {ARTICLE}<br>"
+        f"<ul data-sc-block='1'><li>{ARTICLE}</li></ul>{ARTICLE} {ARTICLE}</div>"
+        "</body></html>"
+    )
+    densities = block_densities(html)
+    assert densities[0] == densities[2] and densities[0] != densities.get(3)
+    assert {0, 2} <= block_indices(rendered_page_density(html))

@@ -191,7 +191,15 @@
   };
 
   const range = doc.createRange();
-  const blocks = new Map();  // element -> {texts, linkChars, links:Set}
+  // A block is a run of an element's own text: an element whose text goes on after a
+  // block nested in it (a post's text, a list, then its closing paragraphs) gives a block
+  // per run, in reading order (they were one block, first in order, so the closing text
+  // came before the list). Every run has the element's box, style and paths. A run of no
+  // letters or digits (a " | " between links) stays with the run before it.
+  const entries = [];  // {el, texts, linkChars, links:Set, run}, in reading order
+  const latest = new Map();  // element -> its latest entry
+  let previousBlock = null;
+  const WORDY = /[\p{L}\p{N}]/u;
   const walker = doc.createTreeWalker(body, NodeFilter.SHOW_TEXT);
   let hiddenChars = 0;
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
@@ -215,11 +223,14 @@
       continue;
     }
     const block = blockOf(parent);
-    let entry = blocks.get(block);
-    if (!entry) {
-      entry = { texts: [], linkChars: 0, links: new Set() };
-      blocks.set(block, entry);
+    let entry = latest.get(block);
+    if (!entry || (block !== previousBlock && WORDY.test(value))) {
+      entry = { el: block, texts: [], linkChars: 0, links: new Set(), run: 0 };
+      if (latest.has(block)) entry.run = latest.get(block).run + 1;
+      latest.set(block, entry);
+      entries.push(entry);
     }
+    previousBlock = block;
     entry.texts.push(value);
     const link = linkOf(parent, block);
     if (link) {
@@ -228,7 +239,9 @@
     }
   }
 
-  for (const [el, entry] of blocks) {
+  const marks = new Map();  // element -> its blocks' numbers
+  for (const entry of entries) {
+    const el = entry.el;
     if (page.texts.length >= maxBlocks) {
       page.blocks_truncated = true;  // a pathological page: keep the first maxBlocks
       break;
@@ -254,10 +267,15 @@
       const value = style.getPropertyValue(p);
       if (value !== bodyComputed[p]) computed[p] = value;
     }
-    let html = el === body ? "" : el.innerHTML;
+    // A later run's markup is its element's, whose first run carries it.
+    let html = el === body || entry.run > 0 ? "" : el.innerHTML;
     const htmlTruncated = html.length > maxHtmlChars;
     if (htmlTruncated) html = html.slice(0, maxHtmlChars);
-    el.setAttribute("data-sc-block", String(page.texts.length));
+    // The element lists every block it holds ("3 7"), for text density's alignment.
+    const numbers = marks.get(el) || [];
+    numbers.push(String(page.texts.length));
+    marks.set(el, numbers);
+    el.setAttribute("data-sc-block", numbers.join(" "));
     page.texts.push({
       bound,
       computed,

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from spidercrawl.document.density import DensityResult, rendered_page_density
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.blocks import Block, block_numbers, page_blocks
 from spidercrawl.learn.model import Extraction, SiteModel
 
 if TYPE_CHECKING:
@@ -29,9 +29,7 @@ def block_indices(result: DensityResult) -> set[int]:
     """The capture script's block numbers (``data-sc-block``) inside the density content."""
     indices = set()
     for element in result.content:
-        number = element.get("data-sc-block")
-        if number is not None and number.isdigit():
-            indices.add(int(number))
+        indices.update(block_numbers(element))
     return indices
 
 

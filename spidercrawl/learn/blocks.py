@@ -123,13 +123,19 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
         return {}
     densities = {}
     for i, element in enumerate(measure.nodes):
-        number = element.get("data-sc-block")
-        if number is not None and number.isdigit():
-            densities[int(number)] = (
+        for number in block_numbers(element):  # each run of the element's own text
+            densities[number] = (
                 math.log1p(measure.text_density[i]),
                 math.log1p(max(measure.composite_density[i], 0.0)),
             )
     return densities
+
+
+def block_numbers(element: Any) -> list[int]:
+    """The numbers of the blocks an element holds (its ``data-sc-block``: one, or one per
+    run of its own text that blocks nested in it interrupt, "3 7")."""
+    marks = element.get("data-sc-block") or ""
+    return [int(number) for number in marks.split() if number.isdigit()]
 
 
 class _PathReader:
