@@ -79,6 +79,7 @@ def test_nested_blocks_keep_their_own_text(browser_page) -> None:
     assert block_texts(result) == ["Lead text", "Inner bold paragraph", "tail text"]
     lead, _, tail = result["texts"]
     assert tail["selector"] == lead["selector"] and tail["bound"] == lead["bound"]
+    assert tail["run_of"] == 0 and "run_of" not in lead
     assert browser_page.get_attribute("#outer", "data-sc-block") == "0 2"
 
 

@@ -276,7 +276,7 @@
     numbers.push(String(page.texts.length));
     marks.set(el, numbers);
     el.setAttribute("data-sc-block", numbers.join(" "));
-    page.texts.push({
+    const block = {
       bound,
       computed,
       element: describe(el),
@@ -287,7 +287,9 @@
       html_truncated: htmlTruncated,
       link_chars: entry.linkChars,
       link_count: entry.links.size,
-    });
+    };
+    if (numbers.length > 1) block.run_of = Number(numbers[0]);  // the element's first run
+    page.texts.push(block);
   }
   page.hidden_text_chars = hiddenChars;
   return page;
