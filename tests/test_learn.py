@@ -12,7 +12,14 @@ from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cluster import knee_eps
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, site_references
-from spidercrawl.learn.model import LearningError, SiteModel, fill_gaps, take_nested
+from spidercrawl.learn.model import (
+    LearningError,
+    SiteModel,
+    article_mask,
+    fill_gaps,
+    take_nested,
+    take_runs,
+)
 from spidercrawl.learn.relevance import lcs_relevance, site_relevance
 from tests.conftest import SHARED
 
@@ -140,6 +147,32 @@ def test_an_svm_stopped_short_of_converging_is_logged_not_warned(
     assert not [w for w in recwarn if "converge" in str(w.message)]
     monkeypatch.undo()  # the shipped cap: these pages converge
     assert SiteModel().fit(pages).training_["svm_converged"] is True
+
+
+def test_the_later_runs_of_a_content_elements_text_join_the_article() -> None:
+    """A post's text, a list nested in it, then its closing text: the capture makes the
+    closing text a block of its own (``run_of`` its element's first run), which follows
+    the first run into the article; a later run of a boilerplate element does not."""
+    post = block("We made three changes this year and here they are.", "div", ["post"], 100)
+    items = [block(f"Change {n}: a long enough item.", "li", [], 140 + 30 * n) for n in range(2)]
+    for item in items:
+        item["selector"] = [
+            *post["selector"],
+            {"name": "ul", "id": "", "classes": []},
+            item["element"],
+        ]
+    closing = {**post, "text": ["We will keep looking for more."], "html": "", "run_of": 0}
+    nav = block("Home News Sport", "div", ["nav"], 10)
+    nav["selector"] = [{"name": "header", "id": "", "classes": []}, nav["element"]]
+    markets = {**block("Markets", "p", [], 20), "selector": [*nav["selector"], {"name": "p"}]}
+    nav_tail = {**nav, "text": ["Weather"], "html": "", "run_of": 4}
+    page = {"texts": [post, *items, closing, nav, markets, nav_tail]}
+    blocks = page_blocks(page)
+    assert [b.run_of for b in blocks] == [-1, -1, -1, 0, -1, -1, 4]
+    margins = np.array([1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0])  # only the opening run
+    taken = article_mask(blocks, margins, max_gap=4)
+    assert taken.tolist() == [True, True, True, True, False, False, False]
+    assert take_runs(blocks, margins > 0).tolist() == [True, False, False, True] + [False] * 3
 
 
 def test_a_page_of_another_layout_is_told_by_its_own_text_not_the_menus(pages) -> None:

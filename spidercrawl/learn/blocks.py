@@ -41,6 +41,9 @@ class Block:
     page_width: float
     page_height: float
     extra: dict[str, float] = field(default_factory=dict)  # e.g. density features
+    # A later run of an element's own text (after a block nested in it): the index of the
+    # element's first run; -1 for a first or only run (and for captures before runs)
+    run_of: int = -1
 
     @property
     def chars(self) -> int:
@@ -243,6 +246,7 @@ def page_blocks(
                 page_width=max(page_width, 1.0),
                 page_height=max(page_height, 1.0),
                 extra=dict(zip(DENSITY_FEATURES, densities_of.get(index, (0.0, 0.0)), strict=True)),
+                run_of=int(raw.get("run_of", -1)),
             )
         )
     return blocks

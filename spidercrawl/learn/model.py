@@ -187,6 +187,23 @@ def take_nested(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:
     return taken
 
 
+def take_runs(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:
+    """The later runs of a content block's element belong to the article, unless mostly
+    links: the text an element goes on with after a block nested in it (a post's closing
+    paragraphs after its list, a story's text after a pull quote) is one block with the
+    rest of its text to the page's author, and was one block to the capture until session
+    27 split it to keep the reading order. Styled and placed like its first run, it can
+    still read unlike it (no markup of its own, other words)."""
+    taken = np.asarray(is_content, dtype=bool).copy()
+    position = {(block.page, block.index): i for i, block in enumerate(blocks)}
+    for i, block in enumerate(blocks):
+        if block.run_of < 0 or taken[i] or block.mostly_links:
+            continue
+        first = position.get((block.page, block.run_of))
+        taken[i] = first is not None and bool(is_content[first])
+    return taken
+
+
 def _style(block: Block) -> tuple[str, tuple[tuple[str, str], ...]]:
     return block.element, tuple(sorted(block.computed.items()))
 
@@ -347,7 +364,7 @@ def article_mask(
     is_content = margins > 0
     if template:
         is_content &= np.array([_normalized(b.text) not in template for b in blocks], bool)
-    filled = fill_gaps(blocks, take_nested(blocks, is_content), max_gap)
+    filled = fill_gaps(blocks, take_nested(blocks, take_runs(blocks, is_content)), max_gap)
     return take_continuation(blocks, filled, template)
 
 
@@ -397,7 +414,7 @@ class SiteModel(BaseEstimator):
             "content_cluster": labeler.content_cluster_,
             "label_basis": labeler.basis_,
         }
-        return blocks, labeler.labels_
+        return blocks, take_runs(blocks, labeler.labels_)
 
     def fit(self, pages: Sequence[Mapping[str, Any]], y: object = None) -> SiteModel:
         self.fit_extract(pages)
