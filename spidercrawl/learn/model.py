@@ -363,8 +363,11 @@ def article_mask(
     paragraphs that continue it."""
     is_content = margins > 0
     if template:
-        is_content &= np.array([_normalized(b.text) not in template for b in blocks], bool)
-    filled = fill_gaps(blocks, take_nested(blocks, take_runs(blocks, is_content)), max_gap)
+        own = np.array([_normalized(b.text) not in template for b in blocks], bool)
+        is_content = take_runs(blocks, is_content & own) & own
+    else:
+        is_content = take_runs(blocks, is_content)
+    filled = fill_gaps(blocks, take_nested(blocks, is_content), max_gap)
     return take_continuation(blocks, filled, template)
 
 
