@@ -359,16 +359,14 @@ def article_mask(
     template: frozenset[str] = frozenset(),
 ) -> np.ndarray:
     """Which blocks the article takes: the classifier's content that is not the site's
-    ``template`` text, the blocks nested in it, short gaps between content blocks, and the
-    paragraphs that continue it."""
+    ``template`` text, the blocks nested in it, short gaps between content blocks, the
+    paragraphs that continue it, and the later runs of any element it took."""
     is_content = margins > 0
-    if template:
-        own = np.array([_normalized(b.text) not in template for b in blocks], bool)
-        is_content = take_runs(blocks, is_content & own) & own
-    else:
-        is_content = take_runs(blocks, is_content)
+    own = np.array([_normalized(b.text) not in template for b in blocks], bool)
+    is_content = take_runs(blocks, is_content & own) & own
     filled = fill_gaps(blocks, take_nested(blocks, is_content), max_gap)
-    return take_continuation(blocks, filled, template)
+    continued = take_continuation(blocks, filled, template)
+    return continued | (take_runs(blocks, continued) & own)
 
 
 class SiteModel(BaseEstimator):
