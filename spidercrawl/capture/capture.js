@@ -196,7 +196,7 @@
   // per run, in reading order (they were one block, first in order, so the closing text
   // came before the list). Every run has the element's box, style and paths. A run of no
   // letters or digits (a " | " between links) stays with the run before it.
-  const entries = [];  // {el, texts, linkChars, links:Set, run}, in reading order
+  const entries = [];  // {el, texts, linkChars, links:Set}, in reading order
   const latest = new Map();  // element -> its latest entry
   let previousBlock = null;
   const WORDY = /[\p{L}\p{N}]/u;
@@ -225,8 +225,7 @@
     const block = blockOf(parent);
     let entry = latest.get(block);
     if (!entry || (block !== previousBlock && WORDY.test(value))) {
-      entry = { el: block, texts: [], linkChars: 0, links: new Set(), run: 0 };
-      if (latest.has(block)) entry.run = latest.get(block).run + 1;
+      entry = { el: block, texts: [], linkChars: 0, links: new Set() };
       latest.set(block, entry);
       entries.push(entry);
     }
@@ -268,7 +267,7 @@
       if (value !== bodyComputed[p]) computed[p] = value;
     }
     // A later run's markup is its element's, whose first run carries it.
-    let html = el === body || entry.run > 0 ? "" : el.innerHTML;
+    let html = el === body || marks.has(el) ? "" : el.innerHTML;
     const htmlTruncated = html.length > maxHtmlChars;
     if (htmlTruncated) html = html.slice(0, maxHtmlChars);
     // The element lists every block it holds ("3 7"), for text density's alignment.

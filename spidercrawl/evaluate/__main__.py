@@ -44,7 +44,7 @@ from spidercrawl.evaluate.site_methods import (
     run_site_job,
     unseen_grid,
 )
-from spidercrawl.evaluate.unseen_constants import choose_for_jobs
+from spidercrawl.evaluate.unseen_constants import CROSS_SITE_C_GRID, choose_for_jobs
 from spidercrawl.evaluate.unseen_constants import summary as constants_summary
 from spidercrawl.files import write_atomically
 from spidercrawl.learn.cross_site import CROSS_SITE_C
@@ -146,16 +146,21 @@ def run_site_method(
     outcomes = []
     with worker_pool(args.jobs) as pool:
         if args.models is None:  # cross-site models that did not see the site, made once
-            if not fold_models:
+            # unseen over several datasets also chooses the blocks' extractor's own
+            # constants without the scored dataset: fold models for every C of its grid
+            protocol = method == "unseen" and len({job.dataset for job in jobs}) >= 2
+            trained: dict[float, dict[str, str]] = {}
+            if not fold_models or protocol:
                 logger.info("Cross-site models per fold of held-out sites")
-                trained = cross_site_fold_models(jobs, args.out / "unseen-models", pool)
+                cs = CROSS_SITE_C_GRID if protocol else (CROSS_SITE_C,)
+                trained = cross_site_fold_models(jobs, args.out / "unseen-models", pool, cs=cs)
+            if not fold_models:
                 shipped_c = trained.get(CROSS_SITE_C, {})
                 fold_models.update({job.site_key: shipped_c.get(job.site_key) for job in jobs})
             for job in jobs:
                 job.model_dir = fold_models.get(job.site_key)
-            if method == "unseen" and len({job.dataset for job in jobs}) >= 2:
-                # the blocks' extractor's own constants, chosen without the scored dataset
-                block_constants = choose_for_jobs(jobs, args.out / "unseen-models", pool)
+            if protocol:
+                block_constants = choose_for_jobs(jobs, trained, pool)
     # The timed extraction in fresh workers: those that trained and scored above hold
     # every model and setting they loaded.
     with worker_pool(args.jobs) as pool:

@@ -227,11 +227,12 @@ def learned_split(records: Iterable[PageRecord]) -> dict[str, object]:
                 method: aggregate(by_page[key][method] for key in keys if method in by_page[key])
                 for method in others
             }
+            own = aggregate(rows)
             split[dataset][way] = {
                 "pages": len(rows),
                 "share": round(len(rows) / total, 4),
-                "f1": aggregate(rows)["f1"],
-                "f1_all_pages": aggregate(rows)["f1_all_pages"],
+                "f1": own["f1"],
+                "f1_all_pages": own["f1_all_pages"],
                 "same_pages_f1": {m: agg["f1"] for m, agg in same_pages.items()},
                 # the comparison: each method over all these pages, its empty ones as 0 (the
                 # ordinary-page mean leaves each method's own special cases out, so it

@@ -194,9 +194,9 @@ def worker_pool(jobs: int | None) -> Iterator[ProcessPoolExecutor]:
     fork (session 19); even frozen, the inherited heap slowed our extraction (the
     never-seen path on the three datasets with the shipped model: 71 / 50 / 70 pages/s
     forked, 75-81 / 52-57 / 71-73 in three runs from the server, session 27), while the
-    page methods' workers, forked after those pages were let go, did not carry it. Now every worker
-    starts from the ``forkserver`` (a fresh interpreter), receives its jobs pickled, as
-    before, and logs as the main process does."""
+    page methods' workers, forked after those pages were let go, did not carry it. Now
+    every worker starts from the ``forkserver`` (a fresh interpreter), receives its jobs
+    pickled, as before, and logs as the main process does."""
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=context, initializer=configure_logging

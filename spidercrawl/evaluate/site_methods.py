@@ -542,24 +542,28 @@ def cross_site_fold_models(
     labels = dict(pool.map(_label_site, jobs))
     fold_of = _site_folds(jobs, folds)
     host_of = {job.site_key: job.site for job in jobs}
-    tasks = []
-    for c in cs:
-        base = out_dir if c == CROSS_SITE_C else out_dir / f"C{c:g}"
-        for fold in sorted(set(fold_of.values())):
-            held_hosts = {host_of[k] for k, f in fold_of.items() if f == fold}
-            training = {
-                k: v
-                for k, v in labels.items()
-                if v is not None and fold_of[k] != fold and host_of[k] not in held_hosts
-            }
-            tasks.append((training, str(base / f"fold-{fold + 1}"), c))
-    if any(not training for training, _, _ in tasks):
+    training_of = {}
+    for fold in sorted(set(fold_of.values())):
+        held_hosts = {host_of[k] for k, f in fold_of.items() if f == fold}
+        training_of[fold] = {
+            k: v
+            for k, v in labels.items()
+            if v is not None and fold_of[k] != fold and host_of[k] not in held_hosts
+        }
+    if not all(training_of.values()):
         logger.warning("unseen: too few learnable sites for held-out folds; shipped model")
         return {}
-    folders = iter(pool.map(_train_fold, tasks))
-    folds_used = len(set(fold_of.values()))
-    by_c = {c: [next(folders) for _ in range(folds_used)] for c in cs}
-    return {c: {key: by_c[c][fold] for key, fold in fold_of.items()} for c in cs}
+    keys = [(c, fold) for c in cs for fold in training_of]
+    tasks = [
+        (training_of[fold], str(_c_folder(out_dir, c) / f"fold-{fold + 1}"), c) for c, fold in keys
+    ]
+    folders = dict(zip(keys, pool.map(_train_fold, tasks), strict=True))
+    return {c: {key: folders[(c, fold)] for key, fold in fold_of.items()} for c in cs}
+
+
+def _c_folder(out_dir: Path, c: float) -> Path:
+    """Where the fold models of SVM C ``c`` go: the shipped C's in ``out_dir`` itself."""
+    return out_dir if c == CROSS_SITE_C else out_dir / f"C{c:g}"
 
 
 SITE_RUNNERS = {"learned": run_learned, "unseen": run_unseen, "rules": run_rules}

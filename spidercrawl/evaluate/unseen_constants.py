@@ -4,7 +4,8 @@ The cross-site SVM's C and the extractor's density bonus, tolerance and relevanc
 (:class:`~spidercrawl.extract.unseen.UnseenExtractor`) were chosen in session 8 on the dev
 datasets themselves, so the ``unseen`` figures on those datasets were not clean of them.
 Here every setting of a grid is scored on every page with a cross-site model that never saw
-the page's dataset (one per C and held-out dataset, :func:`cross_site_fold_models`), and
+the page's dataset (one per C and held-out dataset,
+:func:`~spidercrawl.evaluate.site_methods.cross_site_fold_models`), and
 each dataset is then extracted with the setting that scored best on the *other* datasets
 (the mean of their page means; all settings cost the same time, so no speed rule).
 The consensus's own constants are chosen after, the same way, on top of that choice
@@ -27,7 +28,7 @@ from typing import Any
 
 from spidercrawl.evaluate.metrics import score_tokens
 from spidercrawl.evaluate.runner import PageRecord, read_gold
-from spidercrawl.evaluate.site_methods import SiteJob, cross_site_fold_models
+from spidercrawl.evaluate.site_methods import SiteJob
 from spidercrawl.extract.unseen import (
     DENSITY_BONUS,
     RELEVANCE_BONUS,
@@ -121,16 +122,18 @@ def score_constants(job: SiteJob) -> list[PageRecord]:
     return records
 
 
-def choose_for_jobs(jobs: Sequence[SiteJob], out_dir: Path, pool: Any) -> dict[str, dict]:
-    """The protocol over ``jobs`` (sites of several datasets): held-out cross-site models
-    for each C of the grid, every setting scored on every page, one setting chosen per
-    dataset on the others (:func:`choose_constants`); each job then carries its dataset's
-    choice (``model_dir``, ``block_constants``) for ``unseen``. Returns the choice per
-    dataset (empty where too few sites could be learned to hold any out)."""
-    started = time.monotonic()
-    models = cross_site_fold_models(jobs, out_dir, pool, cs=CROSS_SITE_C_GRID)
+def choose_for_jobs(
+    jobs: Sequence[SiteJob], models: Mapping[float, Mapping[str, str]], pool: Any
+) -> dict[str, dict]:
+    """The protocol over ``jobs`` (sites of several datasets), given their held-out
+    cross-site models for each C of the grid (``models``: C -> site key -> folder, from
+    :func:`cross_site_fold_models` with ``cs=CROSS_SITE_C_GRID``): every setting scored on
+    every page, one setting chosen per dataset on the others (:func:`choose_constants`);
+    each job then carries its dataset's choice (``model_dir``, ``block_constants``) for
+    ``unseen``. Returns the choice per dataset (empty without models)."""
     if not models:
         return {}
+    started = time.monotonic()
     for job in jobs:
         job.models_by_c = {c: models[c][job.site_key] for c in CROSS_SITE_C_GRID}
     records = [record for found in pool.map(score_constants, jobs) for record in found]

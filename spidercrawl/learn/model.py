@@ -195,9 +195,13 @@ def take_runs(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:
     27 split it to keep the reading order. Styled and placed like its first run, it can
     still read unlike it (no markup of its own, other words)."""
     taken = np.asarray(is_content, dtype=bool).copy()
+    later = [i for i, block in enumerate(blocks) if block.run_of >= 0]
+    if not later:  # most pages
+        return taken
     position = {(block.page, block.index): i for i, block in enumerate(blocks)}
-    for i, block in enumerate(blocks):
-        if block.run_of < 0 or taken[i] or block.mostly_links:
+    for i in later:
+        block = blocks[i]
+        if taken[i] or block.mostly_links:
             continue
         first = position.get((block.page, block.run_of))
         taken[i] = first is not None and bool(is_content[first])
