@@ -87,6 +87,7 @@ class DensityResult:
 
 
 _DOCUMENT_TAGS = frozenset({"html", "body"})
+_DROPPED = "sc-dropped"  # the tag hidden elements are given on their way out
 _MAYBE_HIDDEN = etree.XPath(
     "descendant-or-self::*[@data-sc-hidden or @hidden or @aria-hidden or @style]"
 )
@@ -99,24 +100,28 @@ def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> 
     body is hidden until scripts show it (``<body style="display:none">`` in raw HTML), or
     marked hidden by a capture for a stray hidden text node in it (5 dataset pages of
     nuttynomads.posterous.com, captured before that was fixed), is still read."""
-    doomed = list(root.iter(*INVISIBLE_TAGS))
-    if render_aware:
-        # XPath (in C) finds the few elements with any of these attributes; walking every
-        # element in Python cost a tenth of the fast path's time.
-        for element in _MAYBE_HIDDEN(root):
-            if element.tag in _DOCUMENT_TAGS:
-                continue
-            attrib = element.attrib
-            if (
-                "data-sc-hidden" in attrib
-                or "hidden" in attrib
-                or attrib.get("aria-hidden") == "true"
-                or _HIDDEN_STYLE.search(attrib.get("style", ""))
-            ):
-                doomed.append(element)
-    for element in doomed:
-        if element.getparent() is not None:
-            element.drop_tree()  # keeps the tail text, which belongs to the parent
+    # Dropped in C, each element's tail text kept where it stood (as ``drop_tree`` keeps
+    # it): dropping them one by one in Python was a twentieth of a never-seen page's time.
+    etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
+    if not render_aware:
+        return
+    # XPath (in C) finds the few elements with any of these attributes; walking every
+    # element in Python cost a tenth of the fast path's time. The hidden ones are renamed
+    # and dropped in one pass, as above.
+    hidden = False
+    for element in _MAYBE_HIDDEN(root):
+        if element.tag in _DOCUMENT_TAGS or element.getparent() is None:
+            continue
+        attrib = element.attrib
+        if (
+            "data-sc-hidden" in attrib
+            or "hidden" in attrib
+            or attrib.get("aria-hidden") == "true"
+            or _HIDDEN_STYLE.search(attrib.get("style", ""))
+        ):
+            element.tag, hidden = _DROPPED, True
+    if hidden:
+        etree.strip_elements(root, _DROPPED, with_tail=False)
 
 
 def body_of(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lxml import etree
+
 from spidercrawl.learn.selectors import Step
 
 DENSITY_FEATURES = ("text_density", "composite_density")  # log1p of CETD's TD and CTD
@@ -125,13 +127,19 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
     if measure is None:
         return {}
     densities = {}
-    for i, element in enumerate(measure.nodes):
+    for element in _MARKED(measure.body):  # in C: the few elements that hold blocks
+        i = measure.index.get(element)
+        if i is None:
+            continue
         for number in block_numbers(element):  # each run of the element's own text
             densities[number] = (
                 math.log1p(measure.text_density[i]),
                 math.log1p(max(measure.composite_density[i], 0.0)),
             )
     return densities
+
+
+_MARKED = etree.XPath("descendant-or-self::*[@data-sc-block]")
 
 
 def block_numbers(element: Any) -> list[int]:
