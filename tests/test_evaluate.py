@@ -221,3 +221,31 @@ def test_the_cold_start_without_a_browser_takes_the_article_the_three_agree_on()
     text = page_extractor("raw-consensus")(html.encode())
     assert "Item 0" in text and "Item 7" in text
     assert "Copyright" not in text
+
+
+CHAOS = PROJECT_ROOT.parent / "shared" / "ziyan-spider" / "chaos"
+
+
+@pytest.mark.skipif(not CHAOS.is_dir(), reason="needs ../shared/ziyan-spider")
+def test_no_headline_scores_our_article_text_without_its_headline(tmp_path: Path) -> None:
+    """``--no-headline`` scores the text a crawl writes with ARTICLE_HEADLINE_IN_TEXT off:
+    the same article less its headline (a gold text that leaves headlines out)."""
+    from spidercrawl.evaluate.site_methods import SiteJob, _score_with
+    from spidercrawl.extract.unseen import DEFAULT_CROSS_SITE_MODEL
+    from spidercrawl.text import word_count
+
+    page = json.loads((CHAOS / "057.json").read_text("utf-8"))
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "pages" / "057.html").write_text("<html><body><p>x</p></body></html>", "utf-8")
+    gold = (CHAOS / "057.txt").read_text("utf-8-sig")
+    (tmp_path / "gold" / "057.txt").write_text(gold, "utf-8")
+    scored = {}
+    for headline in (True, False):
+        job = SiteJob("unseen", "chaos", "chaos", str(tmp_path), {"057": page}, ["057"])
+        job.model_dir, job.headline_in_text = str(DEFAULT_CROSS_SITE_MODEL), headline
+        (scored[headline],) = _score_with(job, None, ["057"], "")
+    headline_words = word_count("REPASTS: BLANC MANGER")  # the page's visible headline
+    assert scored[True].retrieved_tokens - scored[False].retrieved_tokens == headline_words
+    assert scored[True].f1 != scored[False].f1
+    assert "--no-headline" in evaluate(tmp_path, tmp_path / "out", "--help").stdout

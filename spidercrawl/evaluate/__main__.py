@@ -98,6 +98,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="unseen: one cross-site model folder for every site (default: a model per fold "
         "of sites, trained on the other folds' sites)",
     )
+    parser.add_argument(
+        "--no-headline",
+        action="store_true",
+        help="score our article items' text without the headline, as a crawl with -s "
+        "ARTICLE_HEADLINE_IN_TEXT=False writes it (for gold texts that leave headlines out; "
+        "the peers never include them)",
+    )
     args = parser.parse_args(argv)
     if not args.dataset_dir.is_dir():
         parser.error(f"{args.dataset_dir} is not a folder")
@@ -139,6 +146,7 @@ def run_site_method(
                 crawl_order=args.crawl_order,
                 layouts=not args.no_layouts,
                 model_dir=str(args.models) if args.models else None,
+                headline_in_text=not args.no_headline,
             )
         )
     block_constants: dict[str, dict] = {}  # unseen: per dataset, chosen on the others
@@ -283,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         "jobs": args.jobs,
         "sites": len(sites),
         "pages": pages,
+        "headline_in_text": not args.no_headline,
         "seconds": round(time.monotonic() - started, 1),
     }
     summary = report.summarize(records, skipped, run)

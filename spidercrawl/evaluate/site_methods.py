@@ -84,6 +84,9 @@ class SiteJob:
     block_constants: tuple[float, float, float] | None = None
     # unseen's protocol: the held-out cross-site model per SVM C of its grid
     models_by_c: dict[float, str] | None = None
+    # our article items' text starts with the headline, as the crawl's default
+    # ARTICLE_HEADLINE_IN_TEXT has it; False scores the body alone (gold without headlines)
+    headline_in_text: bool = True
 
     @property
     def site_key(self) -> str:
@@ -139,11 +142,16 @@ def _article_text(
     method: str,
     model: SiteModel | None = None,
     blocks: list[Block] | None = None,
+    headline_in_text: bool = True,
 ) -> str:
     """The text of the article item the crawl writes for ``page`` (headline first, as
-    with the default ``ARTICLE_HEADLINE_IN_TEXT``): what users get is what is scored.
-    ``blocks``: the page's, built once for extraction and headline as the crawl does."""
-    return article_item(page, extraction, method, model, blocks=blocks)["text"]
+    with the default ``ARTICLE_HEADLINE_IN_TEXT``, unless ``headline_in_text`` is False):
+    what users get is what is scored. ``blocks``: the page's, built once for extraction
+    and headline as the crawl does."""
+    item = article_item(
+        page, extraction, method, model, blocks=blocks, headline_in_text=headline_in_text
+    )
+    return item["text"]
 
 
 def _score_with(
@@ -153,14 +161,16 @@ def _score_with(
     site it cannot learn (the cross-site extractor, else text density)."""
 
     consensus = _consensus(job)
+    headline = job.headline_in_text
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
         blocks = page_blocks(page)  # once, as the crawl builds them
         if model is None and consensus is not None:
             found = consensus.extract(page, blocks)[0]
-            return _article_text(page, found, "unseen", blocks=blocks), ""
+            return _article_text(page, found, "unseen", None, blocks, headline), ""
         if model is None:
-            return _article_text(page, cold_start_extraction(page), "density", blocks=blocks), ""
+            density = cold_start_extraction(page)
+            return _article_text(page, density, "density", None, blocks, headline), ""
         # A page of a layout the model does not know: our blocks less the template, voted
         # on with the peers as the crawl does (see extract/consensus.py).
         unseen = consensus.unseen if consensus is not None else None
@@ -168,7 +178,7 @@ def _score_with(
         if consensus is not None:
             learned = consensus.confirm_learned(page, learned)[0]
         extraction, how = learned.extraction, learned.method
-        text = _article_text(page, extraction, how, model, blocks)
+        text = _article_text(page, extraction, how, model, blocks, headline)
         return text, ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)
@@ -271,7 +281,7 @@ def _score_fast_path(
         record = PageRecord(job.dataset, job.site, page_id, job.method, note="fast path")
         record.seconds = seconds
         fetched = {**page, "texts": [], "rendered_html": raw_html}  # as a plain fetch has it
-        text = _article_text(fetched, result, "rules", model)
+        text = _article_text(fetched, result, "rules", model, None, job.headline_in_text)
         records.append(score_record(record, text, _gold(job, page_id)))
     return records
 
@@ -397,7 +407,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             source = getattr(chosen, "source", OWN)
             if source not in texts:
                 began = page_clock()
-                text = _article_text(page, chosen, "unseen", blocks=blocks)
+                text = _article_text(page, chosen, "unseen", None, blocks, job.headline_in_text)
                 texts[source] = text, page_clock() - began
             text, item_seconds = texts[source]
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)
