@@ -16,7 +16,7 @@ from spidercrawl.extract.metadata import (
     clean_title,
     parse_date,
 )
-from spidercrawl.extract.titles import lead_with_headline
+from spidercrawl.extract.titles import lead_with_headline, without_headline
 from spidercrawl.memory import content_hash
 from spidercrawl.pipelines.jsonfeed import VERSION, feed_errors, feed_item
 from spidercrawl.runner import DEMO_SITE
@@ -58,6 +58,22 @@ def test_the_article_text_starts_with_its_headline_once() -> None:
     already = "Storm  & Rain\n\nFirst paragraph."
     assert lead_with_headline(already, "", "Storm & rain") == (already, "")
     assert lead_with_headline("", "", "Storm & rain") == ("", "")  # no article, no headline
+
+
+def test_a_feed_item_shows_its_headline_once_as_its_title() -> None:
+    text, html = lead_with_headline("First paragraph.", "<p>First paragraph.</p>", "Storm & rain")
+    item = feed_item({"url": "https://harbour.example/a/", "title": "Storm & rain",
+        "text": text, "html": html})  # fmt: skip
+    assert item["title"] == "Storm & rain"
+    assert item["content_text"] == "First paragraph."
+    assert item["content_html"] == "<p>First paragraph.</p>"
+    # The article's own heading, spaced and cased otherwise, goes too.
+    own = without_headline("Storm  & RAIN\n\nBody.", "<h2>Storm &amp; RAIN</h2>\n<p>Body.</p>",
+        "Storm & rain")  # fmt: skip
+    assert own == ("Body.", "<p>Body.</p>")
+    assert without_headline("Storms ahead\n\nBody.", "", "Storm & rain")[0].startswith("Storms")
+    only = ("Storm & rain", "<h1>Storm &amp; rain</h1>")  # nothing else: it stays the content
+    assert without_headline(*only, "Storm & rain") == only
 
 
 def test_authors_without_navigation_urls_or_site_names() -> None:

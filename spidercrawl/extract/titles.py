@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from html import escape
+from html import escape, unescape
 from typing import Any
 
 from spidercrawl.learn.blocks import Block
@@ -136,3 +136,21 @@ def lead_with_headline(text: str, html: str, headline: str) -> tuple[str, str]:
         return text, html
     heading = f"<h1>{escape(headline, quote=False)}</h1>"
     return f"{headline}\n\n{text}", f"{heading}\n{html}" if html else html
+
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def without_headline(text: str, html: str, headline: str) -> tuple[str, str]:
+    """The article's text and HTML less a leading headline (:func:`lead_with_headline`'s,
+    or the article's own heading): for formats that carry the title beside the content, as
+    a JSON Feed does, whose readers show the title above it. Unchanged where the text does
+    not start with the headline, or is nothing else."""
+    headline = " ".join(headline.split()).casefold()
+    first, _, rest = text.partition("\n\n")
+    if not headline or " ".join(first.split()).casefold() != headline or not rest.strip():
+        return text, html
+    first_html, _, rest_html = html.partition("\n")
+    if " ".join(unescape(_TAG.sub(" ", first_html)).split()).casefold() == headline:
+        html = rest_html
+    return rest.lstrip("\n"), html

@@ -28,6 +28,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
+from spidercrawl.extract.titles import without_headline
 from spidercrawl.files import safe_name, write_json_atomically
 from spidercrawl.pipelines.articles_file import (
     articles_file_path,
@@ -72,11 +73,15 @@ def feed_item(article: dict[str, Any]) -> dict[str, Any]:
     """An article as a JSON Feed item."""
     url = article.get("canonical_url") or article.get("url") or ""
     item: dict[str, Any] = {"id": url, "url": url}
+    text, html = str(article.get("text") or ""), str(article.get("html") or "")
     if article.get("title"):
         item["title"] = article["title"]
-    item["content_text"] = article.get("text") or ""
-    if article.get("html"):
-        item["content_html"] = article["html"]
+        # Feed readers show the title above the content: the headline the article's text
+        # starts with (ARTICLE_HEADLINE_IN_TEXT) would be read twice.
+        text, html = without_headline(text, html, str(article["title"]))
+    item["content_text"] = text
+    if html:
+        item["content_html"] = html
     if article.get("description"):
         item["summary"] = article["description"]
     if article.get("image"):
