@@ -240,8 +240,9 @@ def test_text_densitys_last_resort_is_confirmed_and_the_containers_is_not() -> N
 
 def test_a_page_of_no_known_layout_gets_a_never_seen_pages_vote() -> None:
     """A learned site's page extracted as a never-seen site's (``learned+unseen``) is voted
-    on as such a page is; it keeps its method and reason, by which the crawl collects pages
-    of no known layout into a new layout."""
+    on as such a page is, the peers consulted even where text density agrees with it; it
+    keeps its method and reason, by which the crawl collects pages of no known layout into
+    a new layout."""
     from spidercrawl.extract.article import UNFAMILIAR, LearnedArticle
 
     extractor = ConsensusExtractor(UnseenExtractor.load())
@@ -255,7 +256,9 @@ def test_a_page_of_no_known_layout_gets_a_never_seen_pages_vote() -> None:
     assert calls == {"trafilatura": 1, "readability": 1}
     right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.5, "u")
     kept, note = extractor.confirm_learned(page, LearnedArticle(right, "learned+unseen", reason))
-    assert kept.extraction is right and kept.reason == reason and "agreeing" in note
+    assert kept.extraction is right and kept.reason == reason
+    # Text density's agreement does not spare the peers there: the quicker one checks.
+    assert "readability agreeing" in note and calls["readability"] == 2
 
 
 def test_an_article_the_site_model_is_sure_of_is_not_checked() -> None:
