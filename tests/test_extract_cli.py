@@ -43,6 +43,27 @@ def test_extract_html_without_a_model_gives_the_article_item() -> None:
     assert article["word_count"] > 100
 
 
+def test_without_the_headline_in_text_the_title_alone_carries_it() -> None:
+    """ARTICLE_HEADLINE_IN_TEXT off: the text leaves out the headline, even where the
+    extraction took the article's own heading, and its words are counted as the text's."""
+    from spidercrawl.text import word_count
+
+    paragraph = "<p>The harbour council voted on Tuesday to close the old quay for repairs.</p>"
+    page = (
+        "<html><head><title>Storm closes harbour | Harbour Times</title></head><body>"
+        "<nav><a href='/'>Home</a> <a href='/news'>News</a></nav><div class='story'>"
+        f"<h1>Storm closes harbour</h1>{paragraph * 6}</div><footer>Copyright</footer>"
+        "</body></html>"
+    ).encode()
+    url = "https://harbourtimes.example/2026/03/storm"
+    whole = spidercrawl.extract_html(page, url=url)
+    body = spidercrawl.extract_html(page, url=url, headline_in_text=False)
+    assert whole["title"] == body["title"] == "Storm closes harbour"
+    assert whole["text"].startswith("Storm closes harbour\n\nThe harbour council")
+    assert body["text"].startswith("The harbour council") and "<h1>" not in body["html"]
+    assert body["word_count"] == word_count(body["text"]) == whole["word_count"] - 3
+
+
 def test_extract_html_decodes_a_declared_charset() -> None:
     page = (
         "<html><head><meta charset='windows-1252'><title>Caf\u00e9 opens</title></head><body>"

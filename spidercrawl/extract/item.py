@@ -12,7 +12,7 @@ from typing import Any
 from spidercrawl.document.page import first_description, html_headlines
 from spidercrawl.extract.article import cold_start_extraction
 from spidercrawl.extract.metadata import article_metadata, best_title
-from spidercrawl.extract.titles import headline_candidates, lead_with_headline
+from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import SiteModel
@@ -30,7 +30,8 @@ def article_item(
     blocks: Sequence[Block] | None = None,
 ) -> ArticleItem:
     """The article item of one page, from whichever extraction was used; its text starts
-    with the visible headline unless ``headline_in_text`` is False. ``blocks``: the page's
+    with the visible headline, or, if ``headline_in_text`` is False, leaves out the one
+    the extraction took (the title carries it). ``blocks``: the page's
     blocks without densities (:func:`page_blocks`), when already built."""
     text = extraction.text if extraction is not None else ""
     html = extraction.html if extraction is not None else ""
@@ -45,11 +46,15 @@ def article_item(
             headlines = html_headlines(page.get("rendered_html") or "")
     title = best_title(metadata.titles, headlines)
     words = word_count(text)  # of the text the fast path's check has just tokenized
+    body = text
     if headline_in_text and title in headlines:
-        body = text
         text, html = lead_with_headline(text, html, title)
         if text is not body:  # the headline went first, on a paragraph of its own
             words += word_count(title)
+    elif not headline_in_text and title:  # the headline is in ``title`` only
+        text, html = without_headline(text, html, title)
+        if text is not body:  # its first paragraph, the headline's words, went
+            words -= word_count(title)
     return ArticleItem(
         url=page.get("url"),
         canonical_url=metadata.canonical_url,
