@@ -44,7 +44,8 @@ def extract_html(
     ``content_type``'s or the page's declared charset, else windows-1252).
 
     ``url`` gives relative links, the canonical URL and dates in the path their meaning;
-    ``site_model`` is a learned :class:`SiteModel` or its folder.
+    ``site_model`` is a learned :class:`SiteModel` or its folder. ``headline_in_text``
+    False leaves the headline to ``title`` (``ARTICLE_HEADLINE_IN_TEXT``).
     """
     url = url or ""
     text = html if isinstance(html, str) else decode_html(html, content_type or None)[0]
