@@ -66,6 +66,12 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(folded))
 
 
+def folded(text: str) -> str:
+    """``text`` with its whitespace runs as single spaces and its case folded: how two texts
+    that read the same (a headline, a template's line) are compared."""
+    return " ".join(text.split()).casefold()
+
+
 def cjk_share(text: str) -> float:
     """The share of ``text``'s non-space characters in a script written without spaces."""
     visible = len(text) - text.count(" ")

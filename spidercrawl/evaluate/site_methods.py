@@ -137,20 +137,19 @@ def _score_pages(
 
 
 def _article_text(
+    job: SiteJob,
     page: dict[str, Any],
     extraction: Any,
     method: str,
     model: SiteModel | None = None,
     blocks: list[Block] | None = None,
-    headline_in_text: bool = True,
 ) -> str:
     """The text of the article item the crawl writes for ``page`` (headline first, as
-    with the default ``ARTICLE_HEADLINE_IN_TEXT``, unless ``headline_in_text`` is False):
+    with the default ``ARTICLE_HEADLINE_IN_TEXT``, unless the job scores without it):
     what users get is what is scored. ``blocks``: the page's, built once for extraction
     and headline as the crawl does."""
-    item = article_item(
-        page, extraction, method, model, blocks=blocks, headline_in_text=headline_in_text
-    )
+    headline = job.headline_in_text
+    item = article_item(page, extraction, method, model, blocks=blocks, headline_in_text=headline)
     return item["text"]
 
 
@@ -161,16 +160,15 @@ def _score_with(
     site it cannot learn (the cross-site extractor, else text density)."""
 
     consensus = _consensus(job)
-    headline = job.headline_in_text
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
         blocks = page_blocks(page)  # once, as the crawl builds them
         if model is None and consensus is not None:
             found = consensus.extract(page, blocks)[0]
-            return _article_text(page, found, "unseen", None, blocks, headline), ""
+            return _article_text(job, page, found, "unseen", blocks=blocks), ""
         if model is None:
             density = cold_start_extraction(page)
-            return _article_text(page, density, "density", None, blocks, headline), ""
+            return _article_text(job, page, density, "density", blocks=blocks), ""
         # A page of a layout the model does not know: our blocks less the template, voted
         # on with the peers as the crawl does (see extract/consensus.py).
         unseen = consensus.unseen if consensus is not None else None
@@ -178,7 +176,7 @@ def _score_with(
         if consensus is not None:
             learned = consensus.confirm_learned(page, learned)[0]
         extraction, how = learned.extraction, learned.method
-        text = _article_text(page, extraction, how, model, blocks, headline)
+        text = _article_text(job, page, extraction, how, model, blocks)
         return text, ("" if how == "learned" else how)
 
     return _score_pages(job, test_ids, extract, note)
@@ -281,7 +279,7 @@ def _score_fast_path(
         record = PageRecord(job.dataset, job.site, page_id, job.method, note="fast path")
         record.seconds = seconds
         fetched = {**page, "texts": [], "rendered_html": raw_html}  # as a plain fetch has it
-        text = _article_text(fetched, result, "rules", model, None, job.headline_in_text)
+        text = _article_text(job, fetched, result, "rules", model)
         records.append(score_record(record, text, _gold(job, page_id)))
     return records
 
@@ -343,7 +341,7 @@ def _warm_up(consensus: ConsensusExtractor, job: SiteJob) -> None:
     page = _with_raw_html(page, job, page_id)
     blocks = page_blocks(page)
     for extraction in [consensus.extract(page, blocks)[0], *consensus.candidates(page).values()]:
-        _article_text(page, extraction, "unseen", blocks=blocks)
+        _article_text(job, page, extraction, "unseen", blocks=blocks)
 
 
 def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str, Any]:
@@ -407,7 +405,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             source = getattr(chosen, "source", OWN)
             if source not in texts:
                 began = page_clock()
-                text = _article_text(page, chosen, "unseen", None, blocks, job.headline_in_text)
+                text = _article_text(job, page, chosen, "unseen", blocks=blocks)
                 texts[source] = text, page_clock() - began
             text, item_seconds = texts[source]
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)

@@ -18,7 +18,7 @@ from html import escape, unescape
 from typing import Any
 
 from spidercrawl.learn.blocks import Block
-from spidercrawl.text import cjk_share, word_count
+from spidercrawl.text import cjk_share, folded, word_count
 
 _PIXELS = re.compile(r"([\d.]+)px")
 _SENTENCE_END = (".", ",", ";", ":", "\u3002", "\uff0c", "\uff1b")  # and CJK . , ;
@@ -131,8 +131,7 @@ def lead_with_headline(text: str, html: str, headline: str) -> tuple[str, str]:
     headline = " ".join(headline.split())
     if not text or not headline:
         return text, html
-    opening = " ".join(text[: 2 * len(headline) + 100].split()).casefold()
-    if headline.casefold() in opening:
+    if folded(headline) in folded(text[: 2 * len(headline) + 100]):
         return text, html
     heading = f"<h1>{escape(headline, quote=False)}</h1>"
     return f"{headline}\n\n{text}", f"{heading}\n{html}" if html else html
@@ -146,11 +145,11 @@ def without_headline(text: str, html: str, headline: str) -> tuple[str, str]:
     or the article's own heading): for formats that carry the title beside the content, as
     a JSON Feed does, whose readers show the title above it. Unchanged where the text does
     not start with the headline, or is nothing else."""
-    headline = " ".join(headline.split()).casefold()
+    headline = folded(headline)
     first, _, rest = text.partition("\n\n")
-    if not headline or " ".join(first.split()).casefold() != headline or not rest.strip():
+    if not headline or folded(first) != headline or not rest.strip():
         return text, html
     first_html, _, rest_html = html.partition("\n")
-    if " ".join(unescape(_TAG.sub(" ", first_html)).split()).casefold() == headline:
+    if folded(unescape(_TAG.sub(" ", first_html))) == headline:
         html = rest_html
     return rest.lstrip("\n"), html

@@ -44,6 +44,7 @@ from spidercrawl.learn.labeling import AutoLabeler
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
+from spidercrawl.text import folded
 
 logger = logging.getLogger(__name__)
 
@@ -300,7 +301,7 @@ def _continues(
         block.mostly_links
         or not inside
         or (not styled and block.chars < PARAGRAPH_CHARS)
-        or _normalized(block.text) in template
+        or folded(block.text) in template
     )
 
 
@@ -335,10 +336,6 @@ def _lead_past_aside(
     return None
 
 
-def _normalized(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def template_texts(blocks: Sequence[Block], min_share: float) -> frozenset[str]:
     """Texts that recur on at least ``min_share`` of the pages (and on 3 or more): the
     template's, not an article's.
@@ -350,7 +347,7 @@ def template_texts(blocks: Sequence[Block], min_share: float) -> frozenset[str]:
     """
     pages_of: dict[str, set[int]] = defaultdict(set)
     for block in blocks:
-        pages_of[_normalized(block.text)].add(block.page)
+        pages_of[folded(block.text)].add(block.page)
     pages = len({block.page for block in blocks})
     needed = max(3, math.ceil(min_share * pages))
     return frozenset(text for text, on in pages_of.items() if len(on) >= needed)
@@ -366,7 +363,10 @@ def article_mask(
     ``template`` text, the blocks nested in it, short gaps between content blocks, the
     paragraphs that continue it, and the later runs of any element it took."""
     is_content = margins > 0
-    own = np.array([_normalized(b.text) not in template for b in blocks], bool)
+    if template:
+        own = np.array([folded(b.text) not in template for b in blocks], bool)
+    else:  # a site never seen has none: nothing to fold on every page
+        own = np.ones(len(blocks), dtype=bool)
     is_content = take_runs(blocks, is_content & own) & own
     filled = fill_gaps(blocks, take_nested(blocks, is_content), max_gap)
     continued = take_continuation(blocks, filled, template)
@@ -611,7 +611,7 @@ class SiteModel(BaseEstimator):
 
     def is_template(self, block: Block) -> bool:
         """Whether the block's text is one the site repeats on page after page."""
-        return _normalized(block.text) in self.template_texts_
+        return folded(block.text) in self.template_texts_
 
     def extract(self, page: Mapping[str, Any]) -> Extraction:
         """The article of one page: its content blocks in page order."""
