@@ -296,3 +296,34 @@ def test_blocks_built_once_give_the_same_article_as_blocks_built_for_it(
         reused = learned_extraction(page, model, unseen, added)
         assert (reused.method, reused.extraction.text) == (fresh.method, fresh.extraction.text)
         assert unseen.extract(page, added).text == unseen.extract(page).text
+
+
+def wrapped_post(number: int) -> dict:
+    """The site's usual post inside a wrapper the training pages never had (a campaign
+    banner's frame, a redesign's shell): every tag path moves, the article's selectors
+    (``div.entry > p``) do not."""
+    page = post_page(number)
+    for raw in page["texts"]:
+        raw["path"] = [raw["path"][0], "section", *raw["path"][1:]]
+        raw["selector"] = [
+            raw["selector"][0],
+            {"name": "section", "id": "", "classes": ["shell"]},
+            *raw["selector"][1:],
+        ]
+    builder = PageBuilder()
+    builder.texts = page["texts"]
+    page["rendered_html"] = builder.rendered_html()
+    return page
+
+
+def test_a_page_of_no_known_layout_whose_rules_hold_is_extracted_by_the_rules(
+    model: SiteModel,
+) -> None:
+    page = wrapped_post(25)
+    assert model.familiarity(page_blocks(page)) < 0.2  # judged of another layout
+    learned = learned_extraction(page, model, UnseenExtractor.load())
+    assert learned.method == "rules"
+    assert "layout the model knows" in learned.reason
+    assert learned.extraction.text.count("harbour25 council25") == 5  # the paragraphs
+    assert NEWSLETTER not in learned.extraction.text
+    assert not any(b.text in learned.extraction.text for b in page_blocks(page)[-5:-2])

@@ -187,6 +187,9 @@ def fast_path_shares_lines(shares: Mapping[str, float]) -> str:
 
 
 SITE_MODEL = "site model"  # a learned page whose text is the site model's own
+# ... by its extraction rules, on a page of no known layout where they hold on the DOM
+SITE_MODEL_RULES = "site model's rules"
+OWN_WAYS = frozenset({SITE_MODEL, SITE_MODEL_RULES})
 TARGET_SITE_MODEL_SHARE = 0.9  # issue 17: of a learned site's pages, by its own model
 
 
@@ -194,10 +197,14 @@ def learned_way(record: PageRecord) -> str:
     """How a ``learned`` page was extracted: by the site model itself, or which fallback
     (``learned+consensus``: the peers' check replaced its text; ``learned+unseen``: a
     layout it does not know; ``learned+container``, ``learned+density-fallback``: it found
-    almost nothing), or ``not learned`` (no model, not rendered)."""
+    almost nothing), or ``not learned`` (no model, not rendered). A page of no known
+    layout whose text the site's extraction rules give is the site model's own (its
+    rules), counted apart."""
     if record.note.startswith(("fold ", "trained on ")):
         return SITE_MODEL
     way = record.note.split(";")[0].strip()
+    if way == "rules":
+        return SITE_MODEL_RULES
     return way if way.startswith("learned+") else "not learned"
 
 
@@ -241,7 +248,7 @@ def learned_split(records: Iterable[PageRecord]) -> dict[str, object]:
                     m: agg["f1_all_pages"] for m, agg in same_pages.items()
                 },
             }
-    shares = _site_shares((record, way == SITE_MODEL) for record, way in way_of)
+    shares = _site_shares((record, way in OWN_WAYS) for record, way in way_of)
     return {"by_way": split, "site_model_share_per_site": shares}
 
 
