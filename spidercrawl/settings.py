@@ -27,6 +27,13 @@ ROBOTSTXT_PARSER = "spidercrawl.capture.robots.RobotsWithSitemaps"
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 0.5
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+# Scrapy's AutoThrottle, except that a 304 Not Modified (the answer to a conditional fetch
+# of a known page) may lower the delay as a 200 does: a recrawl of a site that changed
+# little is mostly 304s (spidercrawl/capture/throttle.py).
+EXTENSIONS = {
+    "scrapy.extensions.throttle.AutoThrottle": None,
+    "spidercrawl.capture.throttle.NotModifiedAutoThrottle": 0,
+}
 CONCURRENT_REQUESTS = 8
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
 DOWNLOAD_DELAY = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -229,6 +230,9 @@ def test_a_site_that_answers_every_page_304_is_no_error(recrawls) -> None:
     assert fourth.returncode == 0 and fourth.items == [], fourth.log[-3000:]
     assert "0 new, 0 changed, 0 unchanged, 0 duplicates, 30 not modified (HTTP 304)" in (fourth.log)
     assert "could be rendered" not in fourth.log and "ERROR" not in fourth.log
+    # The 304s set the crawl's pace (Scrapy's AutoThrottle lowers the delay on 200s only).
+    lowered = re.search(r"'spidercrawl/throttle/not_modified_lowered_delay': (\d+)", fourth.log)
+    assert lowered and int(lowered.group(1)) >= 10, fourth.log[-3000:]
 
 
 def test_the_json_feed_is_valid_and_holds_every_article(recrawls) -> None:

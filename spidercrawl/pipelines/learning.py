@@ -658,7 +658,7 @@ class SiteLearningPipeline:
                 instead = {
                     "learned+container": "the site's article container",
                     "learned+unseen": "what a site never seen gets",
-                    "rules": "the site's extraction rules, which hold on it",
+                    "rules": "the site's rules, which hold on its DOM,",
                 }.get(method, "text density")
                 note = "; ".join(filter(None, [note, f"{reason}; {instead} instead"]))
         elif self.consensus is not None:
