@@ -29,7 +29,8 @@ AUTOTHROTTLE_START_DELAY = 0.5
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
 # Scrapy's AutoThrottle, except that a 304 Not Modified (the answer to a conditional fetch
 # of a known page) may lower the delay as a 200 does: a recrawl of a site that changed
-# little is mostly 304s (spidercrawl/capture/throttle.py).
+# little is mostly 304s. (And a render that follows a plain fetch of its page does not set
+# the pace: spidercrawl/capture/throttle.py.)
 EXTENSIONS = {
     "scrapy.extensions.throttle.AutoThrottle": None,
     "spidercrawl.capture.throttle.NotModifiedAutoThrottle": 0,

@@ -42,3 +42,26 @@ def test_the_crawl_uses_it_instead_of_scrapys() -> None:
     extensions = get_project_settings().getdict("EXTENSIONS")
     assert extensions["scrapy.extensions.throttle.AutoThrottle"] is None
     assert "spidercrawl.capture.throttle.NotModifiedAutoThrottle" in extensions
+
+
+def test_a_render_after_a_plain_fetch_leaves_the_pace_to_that_fetch() -> None:
+    """A render's latency is mostly Chromium's work: where a plain fetch of the page came
+    just before (its raw HTML in the request), that fetch set the pace; a page rendered
+    directly still sets it."""
+    from scrapy import Request
+    from scrapy.utils.project import get_project_settings
+
+    from spidercrawl.capture.middleware import BlockCaptureMiddleware
+
+    project = get_project_settings()
+    names = ("RENDER_VIEWPORT", "CAPTURE_MAX_BLOCK_HTML", "CAPTURE_MAX_BLOCKS", "RENDER_LOAD_WAIT")
+    crawler = get_crawler(settings_dict={name: project[name] for name in names})
+    middleware = BlockCaptureMiddleware.from_crawler(crawler)
+    after_fetch = Request("http://127.0.0.1/a", meta={"render": True, "raw_html": "<p>x</p>"})
+    directly = Request("http://127.0.0.1/b", meta={"render": True})
+    plain = Request("http://127.0.0.1/c")
+    for request in (after_fetch, directly, plain):
+        middleware.process_request(request)
+    assert after_fetch.meta["playwright"] and after_fetch.meta["autothrottle_dont_adjust_delay"]
+    assert directly.meta["playwright"] and "autothrottle_dont_adjust_delay" not in directly.meta
+    assert "autothrottle_dont_adjust_delay" not in plain.meta

@@ -111,6 +111,11 @@ class BlockCaptureMiddleware:
         if not request.meta.get("render") or "playwright_page_methods" in request.meta:
             return None
         request.meta["playwright"] = True
+        if "raw_html" in request.meta:
+            # The plain fetch of this page just before gave AutoThrottle the server's pace;
+            # this request's latency is mostly Chromium's work and the capture's
+            # (spidercrawl/capture/throttle.py).
+            request.meta.setdefault("autothrottle_dont_adjust_delay", True)
         request.meta.setdefault("playwright_context_kwargs", self.context)
         request.meta.setdefault("playwright_page_goto_kwargs", {"wait_until": "domcontentloaded"})
         request.meta["playwright_page_methods"] = [

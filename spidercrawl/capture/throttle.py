@@ -10,6 +10,15 @@ site of 240 pages (``benchmarks/multi_layout_crawl.py``), the crawl of the uncha
 site took 19.2 s, four times the 4.9 s of the crawl that fetched and extracted every
 page. Everything else (start delay, target concurrency, maximum delay, raising the delay
 on slow or failing responses) is Scrapy's.
+
+The other half of the crawl's pacing is in :mod:`spidercrawl.capture.middleware`: a render
+request's latency is the whole render (Chromium's layout and the capture script, 0.3-0.5
+s a page here against the server's 1 ms), which AutoThrottle took for a slow server and
+spaced renders by. Where a plain fetch of the page came just before (the raw HTML the
+peers read, or the fast path's try), that fetch has given AutoThrottle the server's own
+latency, and the render is marked ``autothrottle_dont_adjust_delay`` (Scrapy's meta key);
+a page rendered directly still sets the pace. The demo's render-only crawl of 240 pages:
+83.0 s -> 56.4 s (55.6 s with AutoThrottle off).
 """
 
 from __future__ import annotations
