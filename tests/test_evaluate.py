@@ -249,3 +249,38 @@ def test_no_headline_scores_our_article_text_without_its_headline(tmp_path: Path
     assert scored[True].retrieved_tokens - scored[False].retrieved_tokens == headline_words
     assert scored[True].f1 != scored[False].f1
     assert "--no-headline" in evaluate(tmp_path, tmp_path / "out", "--help").stdout
+
+
+def test_our_text_is_scored_in_the_convention_of_each_datasets_gold(tmp_path: Path) -> None:
+    """``--headline auto`` (the default): with the headline where most gold texts open
+    with the page's title (a date line may come first), without it where they give the
+    article body only; ``in``/``out`` force it. A dataset with no titled page to tell
+    keeps the product's default."""
+    from spidercrawl.evaluate.__main__ import headline_conventions
+    from spidercrawl.evaluate.site_methods import SiteJob
+
+    titles = ["Council passes harbour budget - Harbour Times", "Council passes harbour budget"]
+    body = "The council passed its budget on Monday, after a long debate about the harbour."
+    golds = {
+        "cleaneval-like": f"Council passes harbour budget\n{body}",
+        "dated": f"Monday, 3 May 2010\nCouncil passes harbour budget\n{body}",
+        "body-only": f"{body}\nThe harbour master welcomed it.",
+        "untitled": body,
+    }
+    jobs = []
+    for dataset, gold in golds.items():
+        site = tmp_path / dataset / "example.test"
+        (site / "gold").mkdir(parents=True)
+        pages = {}
+        for number in range(4):
+            (site / "gold" / f"{number}.txt").write_text(gold, "utf-8")
+            pages[str(number)] = {"titles": [] if dataset == "untitled" else titles}
+        jobs.append(SiteJob("unseen", dataset, "example.test", str(site), pages, list(pages)))
+    auto = headline_conventions(jobs, "auto")
+    assert auto["cleaneval-like"].headline_in_text and auto["dated"].headline_in_text
+    assert not auto["body-only"].headline_in_text
+    assert auto["body-only"].summary()["gold_share_with_headline"] == 0.0
+    assert auto["untitled"].headline_in_text and auto["untitled"].pages == 0
+    forced = headline_conventions(jobs, "out")
+    assert not any(c.headline_in_text for c in forced.values())
+    assert {c.chosen_by for c in forced.values()} == {"--headline"}

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from spidercrawl.evaluate import report
+from spidercrawl.evaluate.conventions import HeadlineConvention, headline_convention
 from spidercrawl.evaluate.crawl import crawl_snapshot
 from spidercrawl.evaluate.methods import (
     SITE_METHODS,
@@ -32,6 +33,7 @@ from spidercrawl.evaluate.runner import (
     Progress,
     configure_logging,
     find_sites,
+    read_gold,
     run_page_method,
     worker_pool,
 )
@@ -99,11 +101,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "of sites, trained on the other folds' sites)",
     )
     parser.add_argument(
+        "--headline",
+        choices=("auto", "in", "out"),
+        default="auto",
+        help="our article items' text with the headline (in), without it as a crawl with -s "
+        "ARTICLE_HEADLINE_IN_TEXT=False writes it (out), or per dataset as its gold texts "
+        "have it (auto, the default: most open with the page's headline -> in); the peers "
+        "never include it",
+    )
+    parser.add_argument(
         "--no-headline",
-        action="store_true",
-        help="score our article items' text without the headline, as a crawl with -s "
-        "ARTICLE_HEADLINE_IN_TEXT=False writes it (for gold texts that leave headlines out; "
-        "the peers never include them)",
+        action="store_const",
+        const="out",
+        dest="headline",
+        help="the same as --headline out",
     )
     args = parser.parse_args(argv)
     if not args.dataset_dir.is_dir():
@@ -113,6 +124,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.crawl_order and not args.train_pages:
         parser.error("--crawl-order needs --train-pages N")
     return args
+
+
+def headline_conventions(jobs: list[SiteJob], choice: str) -> dict[str, HeadlineConvention]:
+    """Per dataset, whether our article text is scored with the headline: as most of its
+    gold texts have it (``choice`` "auto"), or as ``--headline`` says
+    (:mod:`spidercrawl.evaluate.conventions`)."""
+    forced = {"in": True, "out": False}.get(choice)
+    pages: dict[str, list[tuple[str | None, list[str]]]] = {job.dataset: [] for job in jobs}
+    for job in jobs:
+        gold = Path(job.site_root) / "gold"
+        for page_id, page in job.pages.items():
+            pages[job.dataset].append(
+                (read_gold(gold / f"{page_id}.txt"), page.get("titles") or [])
+            )
+    conventions = {dataset: headline_convention(rows, forced) for dataset, rows in pages.items()}
+    for dataset, convention in sorted(conventions.items()):
+        logger.info(
+            "%s: our text scored %s the headline (%s; %d of %d gold texts open with it)",
+            dataset, "with" if convention.headline_in_text else "without",
+            "--headline" if convention.chosen_by == "--headline" else "as the gold has it",
+            convention.with_headline, convention.pages,
+        )  # fmt: skip
+    return conventions
 
 
 def run_site_method(
@@ -146,9 +180,11 @@ def run_site_method(
                 crawl_order=args.crawl_order,
                 layouts=not args.no_layouts,
                 model_dir=str(args.models) if args.models else None,
-                headline_in_text=not args.no_headline,
             )
         )
+    conventions = headline_conventions(jobs, args.headline)
+    for job in jobs:
+        job.headline_in_text = conventions[job.dataset].headline_in_text
     block_constants: dict[str, dict] = {}  # unseen: per dataset, chosen on the others
     progress = Progress(method, len(jobs), every_s=10, unit="sites")
     outcomes = []
@@ -176,6 +212,7 @@ def run_site_method(
             progress.step()
             outcomes.append(outcome)
     result: dict[str, object] = {"records": [r for o in outcomes for r in o.records]}
+    result["headline"] = {dataset: c.summary() for dataset, c in sorted(conventions.items())}
     if method == "unseen":
         result["block_constants"] = constants_summary(block_constants)
     if method == "learned":
@@ -291,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         "jobs": args.jobs,
         "sites": len(sites),
         "pages": pages,
-        "headline_in_text": not args.no_headline,
+        "headline": args.headline,
         "seconds": round(time.monotonic() - started, 1),
     }
     summary = report.summarize(records, skipped, run)
