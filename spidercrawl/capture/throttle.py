@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 class NotModifiedAutoThrottle(AutoThrottle):
     """:class:`~scrapy.extensions.throttle.AutoThrottle`, with 304s counted as 200s (stat
     ``spidercrawl/throttle/not_modified_lowered_delay``: the 304s that lowered the delay,
-    which Scrapy's rule would have kept)."""
+    which Scrapy's rule would have kept). It overrides AutoThrottle's ``_adjust_delay``,
+    a private method: Scrapy is pinned in requirements.txt, and tests/test_throttle.py
+    fails if an upgrade moves it."""
 
     def _adjust_delay(self, slot: Slot, latency: float, response: Response) -> None:
         if response.status != NOT_MODIFIED:
