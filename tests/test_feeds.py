@@ -75,6 +75,18 @@ def test_a_feed_item_shows_its_headline_once_as_its_title() -> None:
     assert without_headline("Storms ahead\n\nBody.", "", "Storm & rain")[0].startswith("Storms")
     only = ("Storm & rain", "<h1>Storm &amp; rain</h1>")  # nothing else: it stays the content
     assert without_headline(*only, "Storm & rain") == only
+    # After a date line and share links, as bbc.co.uk's story pages have it: it goes too.
+    dated = without_headline(
+        "5 April 2013\n\nShare this page\n\nStorm & rain\n\nBody.",
+        "<p>5 April 2013</p>\n<h3>Share this page</h3>\n<h1>Storm &amp; rain</h1>\n<p>Body.</p>",
+        "Storm & rain",
+    )
+    assert dated == (
+        "5 April 2013\n\nShare this page\n\nBody.",
+        "<p>5 April 2013</p>\n<h3>Share this page</h3>\n<p>Body.</p>",
+    )
+    late = "Intro.\n\nMore.\n\nAnd more.\n\nStorm & rain\n\nBody."  # not an opening line
+    assert without_headline(late, "", "Storm & rain")[0] == late
 
 
 def test_authors_without_navigation_urls_or_site_names() -> None:

@@ -140,16 +140,30 @@ def lead_with_headline(text: str, html: str, headline: str) -> tuple[str, str]:
 _TAG = re.compile(r"<[^>]+>")
 
 
+# A headline the extraction took can follow a date line or share links: it is looked for
+# among this many opening paragraphs.
+HEADLINE_WITHIN = 3
+
+
 def without_headline(text: str, html: str, headline: str) -> tuple[str, str]:
-    """The article's text and HTML less a leading headline (:func:`lead_with_headline`'s,
-    or the article's own heading): for formats that carry the title beside the content, as
-    a JSON Feed does, whose readers show the title above it. Unchanged where the text does
-    not start with the headline, or is nothing else."""
+    """The article's text and HTML less its headline paragraph (:func:`lead_with_headline`'s,
+    or the article's own heading, one of its first ``HEADLINE_WITHIN`` paragraphs: a date
+    line or "Share this page" may come first): for formats that carry the title beside
+    the content, as a JSON Feed does, whose readers show the title above it. Unchanged
+    where no opening paragraph is the headline, or the text is nothing else."""
     headline = folded(headline)
-    first, _, rest = text.partition("\n\n")
-    if not headline or folded(first) != headline or not rest.strip():
+    paragraphs = text.split("\n\n")
+    if not headline or len(paragraphs) < 2:
         return text, html
-    first_html, _, rest_html = html.partition("\n")
-    if folded(unescape(_TAG.sub(" ", first_html))) == headline:
-        html = rest_html
-    return rest.lstrip("\n"), html
+    opening = [folded(paragraph) for paragraph in paragraphs[:HEADLINE_WITHIN]]
+    if headline not in opening:
+        return text, html
+    rest = paragraphs[: opening.index(headline)] + paragraphs[opening.index(headline) + 1 :]
+    if not any(paragraph.strip() for paragraph in rest):
+        return text, html
+    lines = html.split("\n")
+    for number, line in enumerate(lines[: 2 * HEADLINE_WITHIN]):
+        if folded(unescape(_TAG.sub(" ", line))) == headline:
+            del lines[number]
+            break
+    return "\n\n".join(rest).strip("\n"), "\n".join(lines)
