@@ -66,6 +66,11 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(folded))
 
 
+# An HTML tag in a fragment of markup (a block's or a paragraph's own HTML): what is left
+# out to read its text.
+MARKUP_TAG = re.compile(r"<[^>]+>")
+
+
 def folded(text: str) -> str:
     """``text`` with its whitespace runs as single spaces and its case folded: how two texts
     that read the same (a headline, a template's line) are compared."""

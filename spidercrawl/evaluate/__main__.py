@@ -154,8 +154,11 @@ def run_site_method(
     sites: list[EvaluationSite],
     args: argparse.Namespace,
     fold_models: dict[str, str | None],
+    conventions: dict[str, HeadlineConvention],
 ) -> dict[str, object]:
-    """Crawl the sites (cached), then evaluate ``method`` on them, sites in parallel."""
+    """Crawl the sites (cached), then evaluate ``method`` on them, sites in parallel.
+    ``fold_models`` and ``conventions`` (the headline choice per dataset) are filled by the
+    first site method of the run and shared by the others."""
     cache = args.crawl_cache or args.out / "crawl"
     jobs = []
     for number, site in enumerate(sites, 1):
@@ -182,7 +185,8 @@ def run_site_method(
                 model_dir=str(args.models) if args.models else None,
             )
         )
-    conventions = headline_conventions(jobs, args.headline)
+    if not conventions:
+        conventions.update(headline_conventions(jobs, args.headline))
     for job in jobs:
         job.headline_in_text = conventions[job.dataset].headline_in_text
     block_constants: dict[str, dict] = {}  # unseen: per dataset, chosen on the others
@@ -279,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 
     skipped: dict[str, str] = {}
     fold_models: dict[str, str | None] = {}  # site -> its held-out cross-site model
+    conventions: dict[str, HeadlineConvention] = {}  # dataset -> with or without headline
     records: list[PageRecord] = []
     extra: dict[str, object] = {}
     started = time.monotonic()
@@ -291,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                 logger.warning("Skipping %s: %s", method, error)
                 continue
             method_started = time.monotonic()
-            outcome = run_site_method(method, sites, args, fold_models)
+            outcome = run_site_method(method, sites, args, fold_models, conventions)
             method_records = outcome.pop("records")
             if method == "unseen":  # the consensus's constant, chosen without the dataset
                 grid = unseen_grid(method_records)

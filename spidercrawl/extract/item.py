@@ -53,7 +53,7 @@ def article_item(
             words += word_count(title)
     elif not headline_in_text and title:  # the headline is in ``title`` only
         text, html = without_headline(text, html, title)
-        if text is not body:  # its first paragraph, the headline's words, went
+        if text is not body:  # its headline paragraph, the headline's words, went
             words -= word_count(title)
     return ArticleItem(
         url=page.get("url"),

@@ -18,7 +18,7 @@ from html import escape, unescape
 from typing import Any
 
 from spidercrawl.learn.blocks import Block
-from spidercrawl.text import cjk_share, folded, word_count
+from spidercrawl.text import MARKUP_TAG, cjk_share, folded, word_count
 
 _PIXELS = re.compile(r"([\d.]+)px")
 _SENTENCE_END = (".", ",", ";", ":", "\u3002", "\uff0c", "\uff1b")  # and CJK . , ;
@@ -137,9 +137,6 @@ def lead_with_headline(text: str, html: str, headline: str) -> tuple[str, str]:
     return f"{headline}\n\n{text}", f"{heading}\n{html}" if html else html
 
 
-_TAG = re.compile(r"<[^>]+>")
-
-
 # A headline the extraction took can follow a date line or share links: it is looked for
 # among this many opening paragraphs.
 HEADLINE_WITHIN = 3
@@ -158,12 +155,13 @@ def without_headline(text: str, html: str, headline: str) -> tuple[str, str]:
     opening = [folded(paragraph) for paragraph in paragraphs[:HEADLINE_WITHIN]]
     if headline not in opening:
         return text, html
-    rest = paragraphs[: opening.index(headline)] + paragraphs[opening.index(headline) + 1 :]
+    at = opening.index(headline)
+    rest = paragraphs[:at] + paragraphs[at + 1 :]
     if not any(paragraph.strip() for paragraph in rest):
         return text, html
-    lines = html.split("\n")
+    lines = html.split("\n")  # an element a line, but an element may span a few lines
     for number, line in enumerate(lines[: 2 * HEADLINE_WITHIN]):
-        if folded(unescape(_TAG.sub(" ", line))) == headline:
+        if folded(unescape(MARKUP_TAG.sub(" ", line))) == headline:
             del lines[number]
             break
     return "\n\n".join(rest).strip("\n"), "\n".join(lines)

@@ -15,10 +15,10 @@ from typing import Any
 from lxml import etree
 
 from spidercrawl.learn.selectors import Step
+from spidercrawl.text import MARKUP_TAG
 
 DENSITY_FEATURES = ("text_density", "composite_density")  # log1p of CETD's TD and CTD
 _LINK = re.compile(r"<a\b[^>]*>(.*?)</a>", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]+>")
 
 
 @dataclass
@@ -110,7 +110,7 @@ def block_text(raw: object) -> str:
 def _link_stats(html: str) -> tuple[int, int]:
     """(characters inside links, links) from a block's innerHTML, for data without them."""
     links = _LINK.findall(html or "")
-    chars = sum(len(" ".join(_TAG.sub(" ", link).split())) for link in links)
+    chars = sum(len(" ".join(MARKUP_TAG.sub(" ", link).split())) for link in links)
     return chars, len(links)
 
 
