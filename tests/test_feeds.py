@@ -59,6 +59,11 @@ def test_the_article_text_starts_with_its_headline_once() -> None:
     already = "Storm  & Rain\n\nFirst paragraph."
     assert lead_with_headline(already, "", "Storm & rain") == (already, "")
     assert lead_with_headline("", "", "Storm & rain") == ("", "")  # no article, no headline
+    dated = "5 April 2013\n\nStorm & rain\n\nFirst paragraph."  # after a date line: there
+    assert lead_with_headline(dated, "", "Storm & rain") == (dated, "")
+    # A lead sentence that repeats a short headline's words is not the headline.
+    lead = "The new ferry pier opens in May, the mayor said on Tuesday."
+    assert lead_with_headline(lead, "", "New ferry pier")[0] == f"New ferry pier\n\n{lead}"
 
 
 def test_a_feed_item_shows_its_headline_once_as_its_title() -> None:

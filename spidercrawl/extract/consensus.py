@@ -78,12 +78,22 @@ class PeerExtraction:
 
 
 def _trafilatura() -> PeerExtractor:
+    """trafilatura without its fallback extractors (``fast=True``).
+
+    Its fallbacks are its own ports of readability and jusText, run where its main pass
+    finds little: as a voter beside readability-lxml they repeat a vote already cast, at a
+    third of its time. Measured on the datasets' 1,036 pages (``/tmp``-free: same pages,
+    same run, both settings): the consensus's text changed on 6 pages (dragnet 2 better
+    by 0.47 in sum, l3s-gn1 1 better and 3 worse by 0.02 in sum), and the vote's time per
+    page fell from 6.0 to 4.5 ms (dragnet), 3.7 to 2.6 (l3s-gn1), 1.3 to 0.9
+    (cleanportaleval). The evaluation's ``trafilatura`` method, the peer we are compared
+    with, keeps trafilatura's defaults."""
     with warnings.catch_warnings():  # urllib3 (through courlan) warns of SOCKS it lacks
         warnings.simplefilter("ignore")
         import trafilatura
 
     def extract(html: str) -> str:
-        return trafilatura.extract(html, include_comments=False) or ""
+        return trafilatura.extract(html, include_comments=False, fast=True) or ""
 
     return extract
 
