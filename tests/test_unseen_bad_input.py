@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
@@ -154,7 +155,7 @@ class QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
-    def copyfile(self, source, outputfile) -> None:  # noqa: ANN001 (the base class's names)
+    def copyfile(self, source: BinaryIO, outputfile: BinaryIO) -> None:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             super().copyfile(source, outputfile)
 
