@@ -11,6 +11,7 @@ and :func:`lead_with_headline` starts an article's text with its headline.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -144,8 +145,9 @@ def lead_with_headline(text: str, html: str, headline: str) -> tuple[str, str]:
     if not text or not headline:
         return text, html
     wanted = folded(headline)
-    opening = [folded(line) for line in text.splitlines() if line.strip()][:HEADLINE_WITHIN]
-    if wanted in opening or folded(text).startswith(wanted):
+    lines = (line for line in text.splitlines() if line.strip())
+    opening = [folded(line) for line in itertools.islice(lines, HEADLINE_WITHIN)]
+    if wanted in opening or folded(text[: 2 * len(headline) + 100]).startswith(wanted):
         return text, html
     heading = f"<h1>{escape(headline, quote=False)}</h1>"
     return f"{headline}\n\n{text}", f"{heading}\n{html}" if html else html
