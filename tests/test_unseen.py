@@ -125,6 +125,40 @@ def test_an_article_cut_by_a_box_of_links_is_taken_whole() -> None:
     assert not set(extraction.blocks) & set(range(8, 14))  # the links
 
 
+def sign_up_page(seed: int, wrapper: list[tuple[str, str, tuple[str, ...]]]) -> PageBuilder:
+    """A post (inside ``wrapper``) with a newsletter sign-up box between its paragraphs."""
+    rng = random.Random(seed)
+    builder = PageBuilder()
+    for name in ("News", "Sport", "Weather", "Opinion"):
+        builder.add(NAV, "a", name, {}, link=True)
+    post = [*wrapper, *POST]
+    for _ in range(3):
+        builder.add(post, "p", sentence(rng, 45), BODY)
+    box = [*post, ("aside", "", ("newsletter",))]
+    builder.add(box, "h3", "Sign up for our morning briefing", {"font-size": "18px"})
+    builder.add(box, "p", "Get the news you need to start your day, in your inbox.", BODY)
+    builder.add([*box, ("form", "", ())], "button", "Subscribe", {})
+    for _ in range(3):
+        builder.add(post, "p", sentence(rng, 45), BODY)
+    return builder
+
+
+def test_a_sign_up_box_inside_the_article_is_left_out() -> None:
+    extraction = UnseenExtractor.load().extract(sign_up_page(5, []).page(0, "A post", ""))
+    assert {4, 5, 6, 10, 11, 12} <= set(extraction.blocks)
+    assert not set(extraction.blocks) & {7, 8, 9}
+    assert "Subscribe" not in extraction.text and "morning briefing" not in extraction.text
+
+
+def test_an_article_inside_a_page_wide_form_is_still_taken() -> None:
+    """ASP.NET pages wrap the whole page in a ``<form>``: above the article's element, it
+    is no box; the sign-up inside the article still is."""
+    page = sign_up_page(6, [("form", "aspnetForm", ())]).page(0, "A post", "")
+    extraction = UnseenExtractor.load().extract(page)
+    assert {4, 5, 6, 10, 11, 12} <= set(extraction.blocks)
+    assert not set(extraction.blocks) & {7, 8, 9}
+
+
 def table_layout_page(seed: int) -> tuple[dict, str]:
     """An old table layout: the story is one short paragraph in a deep cell; the densest
     block is the footer's long disclaimer."""

@@ -52,6 +52,10 @@ class BlockSignals:
 
 
 MIN_CONTAINER_DEPTH = 2  # a container below <body>'s own children: not the whole page
+# Elements that hold no article text inside an article's element, by what HTML says they
+# are: a box aside from the text (a newsletter sign-up, related links), a form and its
+# buttons (sign-ups, polls, comment forms), navigation (share and tag links).
+BOX_TAGS = frozenset({"aside", "form", "button", "nav"})
 # Relevance counts from half a paragraph on: a standfirst or a caption that repeats the
 # description would pull the byline and the photo credits into the run (demo site: 0.967
 # with relevance on every block, 0.986 from 75 characters; datasets 0.951 -> 0.9515).
@@ -145,17 +149,29 @@ class UnseenExtractor:
         seed = np.zeros(len(blocks), dtype=bool)
         run = best_run(blocks, scores + self.relevance_bonus * signals.relevance - bar)
         seed[run] = True
-        if len(run) > 1:
-            container = common_element([blocks[i] for i in run])
-            if len(container) >= MIN_CONTAINER_DEPTH:
-                seed |= np.array(
-                    [
-                        score > bar
-                        and b.selector[: len(container)] == container
-                        and not b.mostly_links
-                        for b, score in zip(blocks, scores, strict=True)
-                    ]
-                )
+        container = common_element([blocks[i] for i in run]) if run else ()
+        if len(run) > 1 and len(container) >= MIN_CONTAINER_DEPTH:
+            seed |= np.array(
+                [
+                    score > bar and b.selector[: len(container)] == container and not b.mostly_links
+                    for b, score in zip(blocks, scores, strict=True)
+                ]
+            )
         taken = article_mask(blocks, np.where(seed, 1.0, -1.0), self.model.max_gap)
-        chosen = np.flatnonzero(taken)
+        chosen = np.flatnonzero(without_boxes(blocks, taken, len(container)))
         return Extraction.of_blocks([blocks[i] for i in chosen], margins[chosen])
+
+
+def without_boxes(blocks: Sequence[Block], taken: np.ndarray, depth: int) -> np.ndarray:
+    """``taken`` less the blocks inside a box (``BOX_TAGS``) below the article's element
+    (``depth`` steps below ``<body>``): a newsletter sign-up between two paragraphs joins
+    the article as a gap or as part of its element. Unchanged where that would leave less
+    than half of the blocks: the article itself is in such an element (a page-wide
+    ``<form>``, as ASP.NET pages have, is above the article's element and never counts).
+
+    Designed on a page of our own (a sign-up box inside a modern article); on the datasets
+    (never-seen path, shipped model) it changed 16 pages, 13 better, 1 worse (dragnet
+    +0.62 in sum, l3s-gn1 +0.004, cleanportaleval none)."""
+    boxed = np.array([not BOX_TAGS.isdisjoint(block.path[depth:]) for block in blocks])
+    kept = taken & ~boxed
+    return kept if 2 * kept.sum() >= taken.sum() else taken
