@@ -8,14 +8,13 @@ comes from the raw HTML (text density), with the reason in the log and the stats
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from tests.conftest import run_crawl
+from tests.conftest import loopback_server, run_crawl
 
 pytestmark = pytest.mark.browser
 HOST = "slowscript.example"
@@ -61,13 +60,8 @@ class SlowScriptHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def slow_site() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowScriptHandler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with loopback_server(SlowScriptHandler) as base_url:
+        yield base_url
 
 
 def test_a_page_the_browser_fails_on_comes_from_its_raw_html(slow_site, tmp_path) -> None:

@@ -11,16 +11,15 @@ comes from the never-seen path (our blocks' extractor and the peers' vote).
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import BinaryIO
 
 import pytest
 
-from tests.conftest import run_crawl
+from tests.conftest import loopback_server, run_crawl
 
 pytestmark = pytest.mark.browser
 HOST = "oddpages.example"
@@ -141,14 +140,8 @@ def odd_site(tmp_path_factory) -> Iterator[str]:
         target.write_text(html, "utf-8")
     links = "".join(f"<li><a href='{path}'>{path}</a></li>" for path in PAGES)
     (root / "index.html").write_text(f"<html><body><ul>{links}</ul></body></html>", "utf-8")
-    handler = partial(QuietHandler, directory=str(root))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with loopback_server(partial(QuietHandler, directory=str(root))) as base_url:
+        yield base_url
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
