@@ -103,9 +103,27 @@ class LearnedArticle(NamedTuple):
     sure: bool = False
 
 
-def rules_on_render(page: Mapping[str, Any], model: SiteModel) -> RuleExtraction | None:
+def checked_rules(
+    page: Mapping[str, Any], model: SiteModel | None
+) -> tuple[RuleExtraction | None, str]:
     """The site's extraction rules (every layout's, as the fast path tries them) on the
-    page's rendered DOM, where they pass their check; None where they do not apply.
+    page's HTML (``rendered_html``: the browser's DOM, or the raw HTML of a page fetched
+    plainly), with their precision as confidence, where they pass their check; else None
+    and why not ("" where the model has no usable rules)."""
+    rules = getattr(model, "rules_", None)
+    if rules is None or not rules.usable:
+        return None, ""
+    result = rules.extract(page.get("rendered_html") or "")
+    verdict = rules.check(result, first_description(page))
+    if not verdict.ok:
+        return None, verdict.reason
+    result.confidence = round(rules.precision_, 3)
+    return result, ""
+
+
+def rules_on_render(page: Mapping[str, Any], model: SiteModel) -> RuleExtraction | None:
+    """The site's extraction rules on the page's rendered DOM where they pass their check
+    (:func:`checked_rules`); None where they do not apply.
 
     A page whose blocks are mostly in tag paths the training pages never had can still
     hold its article where the rules' selectors point: an extra wrapper or a sidebar of
@@ -114,15 +132,7 @@ def rules_on_render(page: Mapping[str, Any], model: SiteModel) -> RuleExtraction
     or because the model found almost nothing, the rules hold on 17, none worse for it
     and 12 better (paulocoelhoblog.com 0.17 -> 0.74, 0.26 -> 1.0); learned 0.9497 ->
     0.9514 over all 1,036 pages. Designed on those pages."""
-    rules = getattr(model, "rules_", None)
-    html = page.get("rendered_html")
-    if rules is None or not rules.usable or not html:
-        return None
-    result = rules.extract(html)
-    if not rules.check(result, first_description(page)).ok:
-        return None
-    result.confidence = round(rules.precision_, 3)
-    return result
+    return checked_rules(page, model)[0]
 
 
 def is_sure(model: SiteModel, extraction: Extraction) -> bool:

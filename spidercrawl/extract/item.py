@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from spidercrawl.document.page import first_description, html_headlines
-from spidercrawl.extract.article import cold_start_extraction
+from spidercrawl.extract.article import checked_rules, cold_start_extraction
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
@@ -88,13 +88,11 @@ def extract_plain(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any
     if rules is not None and done is not None and done.model_version == model.version_:
         done.extraction.confidence = round(rules.precision_, 3)  # checked by the fast path
         return done.extraction, "rules", ""
+    extraction, failed = checked_rules(page, model)
+    if extraction is not None:
+        return extraction, "rules", ""
     if rules is not None and rules.usable:
-        extraction = rules.extract(page.get("rendered_html") or "")
-        verdict = rules.check(extraction, first_description(page))
-        if verdict.ok:
-            extraction.confidence = round(rules.precision_, 3)
-            return extraction, "rules", ""
-        why = f"fetched without a browser; the rules failed ({verdict.reason})"
+        why = f"fetched without a browser; the rules failed ({failed})"
     elif model is None:
         why = "no site model: text density on the raw HTML"
     else:
