@@ -284,3 +284,63 @@ def test_our_text_is_scored_in_the_convention_of_each_datasets_gold(tmp_path: Pa
     forced = headline_conventions(jobs, "out")
     assert not any(c.headline_in_text for c in forced.values())
     assert {c.chosen_by for c in forced.values()} == {"--headline"}
+
+
+def test_our_speed_beside_each_peer_is_summed_over_the_pages_all_were_timed_on() -> None:
+    from spidercrawl.evaluate.report import paired_speed, paired_speed_table
+    from spidercrawl.evaluate.runner import PageRecord
+    from spidercrawl.evaluate.site_methods import PeerTiming
+
+    records = [
+        PageRecord("d", "s", "1", "unseen", seconds=0.010),
+        PageRecord("d", "s", "2", "unseen", seconds=0.030),
+        PageRecord("d", "s", "3", "unseen", seconds=0.500),  # no peer timed: left out
+        PageRecord("e", "s", "1", "unseen", seconds=0.020),
+        PageRecord("d", "s", "1", "trafilatura", seconds=9.0),  # the peer's own row: not used
+    ]
+    timings = [
+        PeerTiming("d", "s", "1", "trafilatura", 0.020),
+        PeerTiming("d", "s", "2", "trafilatura", 0.060),
+        PeerTiming("d", "s", "1", "readability-lxml", 0.005),
+        PeerTiming("d", "s", "2", "readability-lxml", 0.015),
+        PeerTiming("e", "s", "1", "trafilatura", 0.010),
+        PeerTiming("e", "s", "1", "readability-lxml", 0.010),
+    ]
+    speed = paired_speed(records, timings)
+    assert speed["d"]["pages"] == 2 and speed["d"]["unseen_pages_per_s"] == 50.0
+    assert speed["d"]["trafilatura_pages_per_s"] == 25.0
+    assert speed["d"]["unseen_speed_vs_trafilatura"] == 2.0
+    assert speed["d"]["unseen_speed_vs_readability-lxml"] == 0.5
+    assert speed["e"]["unseen_speed_vs_trafilatura"] == 0.5
+    assert speed["all"]["pages"] == 3 and speed["all"]["unseen_speed_vs_trafilatura"] == 1.5
+    assert list(speed) == ["d", "e", "all"]
+    table = paired_speed_table(speed)
+    assert "| d | 2 | 50.0 | 100.0 | 25.0 | 0.50 | 2.00 |" in table
+
+
+@pytest.mark.skipif(not CHAOS.is_dir(), reason="needs ../shared/ziyan-spider")
+def test_unseen_times_both_peers_on_each_page_beside_our_extraction(tmp_path: Path) -> None:
+    """The peers run on every page of an ``unseen`` job (for the consensus's grid); their
+    own calls are kept so that our pages/s and theirs compare page by page."""
+    from spidercrawl.evaluate.report import paired_speed
+    from spidercrawl.evaluate.site_methods import SiteJob, choose_unseen_bonus, run_unseen
+    from spidercrawl.extract.unseen import DEFAULT_CROSS_SITE_MODEL
+
+    page = json.loads((CHAOS / "057.json").read_text("utf-8"))
+    paragraphs = "".join(f"<p>{block['text']}</p>" for block in page["texts"])
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "gold").mkdir()
+    html = f"<html><body><article>{paragraphs}</article></body></html>"
+    (tmp_path / "pages" / "057.html").write_text(html, "utf-8")
+    (tmp_path / "gold" / "057.txt").write_text((CHAOS / "057.txt").read_text("utf-8-sig"))
+    job = SiteJob("unseen", "chaos", "chaos", str(tmp_path), {"057": page}, ["057"])
+    job.model_dir = str(DEFAULT_CROSS_SITE_MODEL)
+    outcome = run_unseen(job)
+    assert sorted(t.method for t in outcome.peer_timings) == ["readability-lxml", "trafilatura"]
+    assert all(t.page_id == "057" and t.seconds > 0 for t in outcome.peer_timings)
+    kept, _ = choose_unseen_bonus(outcome.records)
+    (ours,) = [r for r in kept if r.method == "unseen"]
+    speed = paired_speed(kept, outcome.peer_timings)["chaos"]
+    trafilatura = next(t.seconds for t in outcome.peer_timings if t.method == "trafilatura")
+    assert speed["pages"] == 1
+    assert speed["unseen_speed_vs_trafilatura"] == round(trafilatura / ours.seconds, 3)

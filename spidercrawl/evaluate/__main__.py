@@ -219,6 +219,7 @@ def run_site_method(
     result["headline"] = {dataset: c.summary() for dataset, c in sorted(conventions.items())}
     if method == "unseen":
         result["block_constants"] = constants_summary(block_constants)
+        result["peer_timings"] = [t for o in outcomes for t in o.peer_timings]
     if method == "learned":
         result["learning_curve"] = merge_curves(outcomes)
         result["learning"] = [point for o in outcomes for point in o.learning]
@@ -310,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 }
                 _log_unseen_protocol(grid, choice)
+                extra["unseen_beside_peers"] = report.paired_speed(
+                    method_records, outcome.pop("peer_timings")
+                )
             records.extend(method_records)
             extra.update(outcome)
             logger.info("%s done in %.1f s", method, time.monotonic() - method_started)
@@ -356,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.append(report.fast_path_shares_lines(summary["rules_fast_path_share"]))
     if learned_ways:
         tables.append(report.learned_split_table(learned_ways))
+    if extra.get("unseen_beside_peers"):
+        tables.append(report.paired_speed_table(extra["unseen_beside_peers"]))
     for name, reason in skipped.items():
         tables.append(f"Skipped {name}: {reason}\n")
     text = "\n".join(tables)

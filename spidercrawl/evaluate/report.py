@@ -7,9 +7,13 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from spidercrawl.evaluate.metrics import SPECIAL_CASES
 from spidercrawl.evaluate.runner import PageRecord
+
+if TYPE_CHECKING:
+    from spidercrawl.evaluate.site_methods import PeerTiming
 from spidercrawl.files import write_json_atomically
 
 # Beyond the four cases of seed 002: the method raised, or the page has no gold text.
@@ -276,6 +280,65 @@ def learned_split_table(split: Mapping[str, object]) -> str:
             lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
     lines.append("")
     lines += _sites_below(shares, TARGET_SITE_MODEL_SHARE, "their own model", "learned_by_way")
+    return "\n".join(lines) + "\n"
+
+
+def paired_speed(
+    records: Iterable[PageRecord], timings: Iterable[PeerTiming]
+) -> dict[str, dict[str, object]]:
+    """Per dataset and over all: ``unseen``'s pages/s beside each peer's, the peer's call
+    timed in the same process right after our extraction of the same page
+    (:class:`PeerTiming`), over the pages where ours and every peer were timed. The peers'
+    own rows time them in other workers at other moments; on this 2-core machine a worker's
+    CPU time per page moves with what the other worker runs meanwhile."""
+    by_page: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    for timing in timings:
+        by_page[(timing.dataset, timing.site, timing.page_id)][timing.method] = timing.seconds
+    peers = sorted({method for page in by_page.values() for method in page})
+    totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    pages: Counter[str] = Counter()
+    for record in records:
+        key = (record.dataset, record.site, record.page_id)
+        timed = record.method == "unseen" and not record.error and record.seconds > 0
+        if not timed or record.special_case == "no_gold" or set(by_page[key]) != set(peers):
+            continue
+        for group in (record.dataset, "all"):
+            pages[group] += 1
+            totals[group]["unseen"] += record.seconds
+            for method, seconds in by_page[key].items():
+                totals[group][method] += seconds
+    result: dict[str, dict[str, object]] = {}
+    for group in sorted(totals, key=lambda name: (name == "all", name)):
+        n = pages[group]
+        row: dict[str, object] = {"pages": n}
+        for method, seconds in totals[group].items():
+            row[f"{method}_pages_per_s"] = round(n / seconds, 2) if seconds else None
+        for method in peers:
+            ours, theirs = totals[group]["unseen"], totals[group][method]
+            row[f"unseen_speed_vs_{method}"] = round(theirs / ours, 3) if ours else None
+        result[group] = row
+    return result
+
+
+def paired_speed_table(speed: Mapping[str, Mapping[str, object]]) -> str:
+    """:func:`paired_speed` as a table: pages/s of ours and of each peer, and our speed as a
+    multiple of each peer's."""
+    prefix = "unseen_speed_vs_"
+    peers = [key[len(prefix) :] for key in next(iter(speed.values()), {}) if key.startswith(prefix)]
+    lines = [
+        "## unseen beside the peers: timed page by page in the same process\n",
+        "| dataset | pages | unseen pages/s | "
+        + " | ".join(f"{p} pages/s" for p in peers)
+        + " | "
+        + " | ".join(f"unseen / {p}" for p in peers)
+        + " |",
+        "|---|---|---|" + "---|" * (2 * len(peers)),
+    ]
+    for dataset, row in speed.items():
+        cells = [dataset, str(row["pages"]), _fmt(row.get("unseen_pages_per_s"), 1)]
+        cells += [_fmt(row.get(f"{p}_pages_per_s"), 1) for p in peers]
+        cells += [_fmt(row.get(f"unseen_speed_vs_{p}"), 2) for p in peers]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -42,7 +42,14 @@ from spidercrawl.document.html import decode_html
 from spidercrawl.document.page import first_description
 from spidercrawl.evaluate.runner import PageRecord, page_clock, read_gold, score_record
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
-from spidercrawl.extract.consensus import DENSITY_AGREEMENT, OWN, OWN_BONUS, ConsensusExtractor
+from spidercrawl.extract.consensus import (
+    DENSITY_AGREEMENT,
+    OWN,
+    OWN_BONUS,
+    ConsensusExtractor,
+    PeerExtraction,
+    peer_text,
+)
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block, page_blocks
@@ -93,11 +100,29 @@ class SiteJob:
         return f"{self.dataset}/{self.site}"
 
 
+@dataclass(frozen=True)
+class PeerTiming:
+    """A peer library's CPU time on one page, its call alone, measured in an ``unseen`` job
+    right after our extraction of the same page: the two compare at the same moment in the
+    same process, which times in separate workers (the peers' own rows) do not."""
+
+    dataset: str
+    site: str
+    page_id: str
+    method: str  # the peer's evaluation method name: trafilatura, readability-lxml
+    seconds: float
+
+
+# The consensus's peers by their evaluation method names.
+PEER_METHODS = {"trafilatura": "trafilatura", "readability": "readability-lxml"}
+
+
 @dataclass
 class SiteOutcome:
     records: list[PageRecord] = field(default_factory=list)
     curve: dict[int, list[float]] = field(default_factory=dict)  # N -> held-out page F1s
     learning: list[dict[str, float]] = field(default_factory=list)  # pages, seconds, MiB
+    peer_timings: list[PeerTiming] = field(default_factory=list)  # unseen: beside ours
 
 
 def _gold(job: SiteJob, page_id: str) -> str | None:
@@ -356,10 +381,12 @@ def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str
 def run_unseen(job: SiteJob) -> SiteOutcome:
     """Each page as the crawl extracts a site never seen (the consensus of our blocks and
     the peers, :mod:`spidercrawl.extract.consensus`), once per ``own_bonus`` of the grid,
-    plus our blocks alone (``unseen-blocks``)."""
+    plus our blocks alone (``unseen-blocks``). Each peer's own call is also kept as a
+    :class:`PeerTiming`, for the speed comparison made page by page in one process."""
     consensus = _consensus(job)
     variants = [unseen_variant(b, a) for b, a in UNSEEN_GRID]
-    records = []
+    records: list[PageRecord] = []
+    timings: list[PeerTiming] = []
     for page_id in sorted(job.page_ids):
         gold, page = _gold(job, page_id), job.pages.get(page_id)
         if page is None or consensus is None:
@@ -377,10 +404,17 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         density_agreement = consensus.agreement_with_density(page, own)
         agreement_seconds = page_clock() - began
         peers, peer_seconds = {}, {}
-        for name in consensus.peers:  # each timed: the slower is not run where it cannot win
+        raw = page.get("raw_html") or ""
+        for name, peer in consensus.peers.items() if raw and len(consensus.peers) > 1 else ():
+            # each timed: the slower is not run where it cannot win
             began = page_clock()
-            peers.update(consensus.peer_candidates(page, [name]))
+            text = peer_text(name, peer, raw, page.get("url"))
+            call_seconds = page_clock() - began
+            peers[name] = PeerExtraction.of_text(text, 0.0, name)
             peer_seconds[name] = page_clock() - began
+            timings.append(
+                PeerTiming(job.dataset, job.site, page_id, PEER_METHODS[name], call_seconds)
+            )
         found = {OWN: own, **peers}
         # The article item's text per chosen candidate, made once, and what making it took:
         # charged to every setting that chooses that candidate, as a crawl makes one item.
@@ -411,7 +445,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)
             record.seconds = own_seconds + extra + choosing + item_seconds
             records.append(score_record(record, text, gold))
-    return SiteOutcome(records=records)
+    return SiteOutcome(records=records, peer_timings=timings)
 
 
 def unseen_grid(records: Sequence[PageRecord]) -> dict[str, dict[str, dict[str, float]]]:
