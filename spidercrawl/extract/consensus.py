@@ -52,8 +52,8 @@ OWN_BONUS = 0.3
 CONFIRM_BONUS = 0.1
 # Where our blocks' article and text density's agree this much (word F1), neither peer is
 # run: the two read the same rendered page in different ways, and where they agree the
-# peers seldom overrule them (see the README's "Sites never seen" for what it costs and
-# saves). None: the peers always vote.
+# peers seldom overrule them (see "Sites never seen" in docs/measurements.md for what it
+# costs and saves). None: the peers always vote.
 DENSITY_AGREEMENT: float | None = 0.9
 PEERS = ("trafilatura", "readability")
 FIRST_PEER = "readability"  # the quicker of the two peers on our pages
@@ -350,8 +350,9 @@ class ConsensusExtractor:
         agrees with the blocks' article to within ``own_bonus``, the slower peer is not
         run: it cannot win then (its lead over the blocks' text would be its agreement with
         the quicker peer less theirs less the bonus, under 1 - (1 - own_bonus) - own_bonus =
-        0), and only the quicker peer's near-copy could have. Measured in the README ("Sites never
-        seen"): the same F1 to the third decimal, and the time of the consensus cut."""
+        0), and only the quicker peer's near-copy could have. Measured in
+        docs/measurements.md ("Sites never seen"): the same F1 to the third decimal, and the
+        time of the consensus cut."""
         return self.vote(page, self.unseen.extract(page, blocks))
 
     def vote(

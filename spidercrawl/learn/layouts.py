@@ -61,7 +61,7 @@ def page_signature(page: Mapping[str, Any]) -> Counter[str]:
     path of every block below it. With them, BBC story pages of one year were each a
     layout of their own (median similarity 0.06; their paragraphs' paths differed by the
     section's class only), so a crawl of its pages of two eras learned them as one layout
-    and relearned in the second crawl; see the README ("Sites of several eras")."""
+    and relearned in the second crawl; see docs/measurements.md ("Sites of several eras")."""
     signature: Counter[str] = Counter()
     for raw in page.get("texts") or []:
         chars = len(block_text(raw.get("text")))

@@ -118,8 +118,8 @@ def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> 
     (a letter quoted in full inside the article: tv.msnbc.com 0.921 -> 0.945; a bulleted
     list of six items and the text after it, in the article's own element: webinknow.com
     0.90 -> 0.98; learned F1 over the datasets' 1,036 pages, 4 folds: 0.9441 -> 0.9447,
-    designed on that dragnet page, see the README). ``blocks`` is one page's or a whole
-    site's, in page order."""
+    designed on that dragnet page, see docs/measurements.md). ``blocks`` is one page's or a
+    whole site's, in page order."""
     filled = np.asarray(is_content, dtype=bool).copy()
     positions = np.flatnonzero(filled)
     content_parents: dict[int, set[tuple[str, ...]]] = defaultdict(set)
