@@ -291,20 +291,19 @@ def test_our_speed_beside_each_peer_is_summed_over_the_pages_all_were_timed_on()
     from spidercrawl.evaluate.runner import PageRecord
     from spidercrawl.evaluate.site_methods import PeerTiming
 
-    records = [
-        PageRecord("d", "s", "1", "unseen", seconds=0.010),
-        PageRecord("d", "s", "2", "unseen", seconds=0.030),
-        PageRecord("d", "s", "3", "unseen", seconds=0.500),  # no peer timed: left out
-        PageRecord("e", "s", "1", "unseen", seconds=0.020),
-        PageRecord("d", "s", "1", "trafilatura", seconds=9.0),  # the peer's own row: not used
-    ]
+    # Page 3 of "d" has no peer timed: left out. The peer's own row is not used.
+    ours = {("d", "1"): 0.010, ("d", "2"): 0.030, ("d", "3"): 0.500, ("e", "1"): 0.020}
+    records = [PageRecord(d, "s", page, "unseen", seconds=s) for (d, page), s in ours.items()]
+    records.append(PageRecord("d", "s", "1", "trafilatura", seconds=9.0))
+    peers = {
+        ("d", "1"): {"trafilatura": 0.020, "readability-lxml": 0.005},
+        ("d", "2"): {"trafilatura": 0.060, "readability-lxml": 0.015},
+        ("e", "1"): {"trafilatura": 0.010, "readability-lxml": 0.010},
+    }
     timings = [
-        PeerTiming("d", "s", "1", "trafilatura", 0.020),
-        PeerTiming("d", "s", "2", "trafilatura", 0.060),
-        PeerTiming("d", "s", "1", "readability-lxml", 0.005),
-        PeerTiming("d", "s", "2", "readability-lxml", 0.015),
-        PeerTiming("e", "s", "1", "trafilatura", 0.010),
-        PeerTiming("e", "s", "1", "readability-lxml", 0.010),
+        PeerTiming(d, "s", page, method, seconds)
+        for (d, page), by_peer in peers.items()
+        for method, seconds in by_peer.items()
     ]
     speed = paired_speed(records, timings)
     assert speed["d"]["pages"] == 2 and speed["d"]["unseen_pages_per_s"] == 50.0
