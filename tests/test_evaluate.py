@@ -288,8 +288,7 @@ def test_our_text_is_scored_in_the_convention_of_each_datasets_gold(tmp_path: Pa
 
 def test_our_speed_beside_each_peer_is_summed_over_the_pages_all_were_timed_on() -> None:
     from spidercrawl.evaluate.report import paired_speed, paired_speed_table
-    from spidercrawl.evaluate.runner import PageRecord
-    from spidercrawl.evaluate.site_methods import PeerTiming
+    from spidercrawl.evaluate.runner import PageRecord, PeerTiming
 
     # Page 3 of "d" has no peer timed: left out. The peer's own row is not used.
     ours = {("d", "1"): 0.010, ("d", "2"): 0.030, ("d", "3"): 0.500, ("e", "1"): 0.020}

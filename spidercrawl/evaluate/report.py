@@ -7,13 +7,9 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from spidercrawl.evaluate.metrics import SPECIAL_CASES
-from spidercrawl.evaluate.runner import PageRecord
-
-if TYPE_CHECKING:
-    from spidercrawl.evaluate.site_methods import PeerTiming
+from spidercrawl.evaluate.runner import PageRecord, PeerTiming
 from spidercrawl.files import write_json_atomically
 
 # Beyond the four cases of seed 002: the method raised, or the page has no gold text.
@@ -300,7 +296,7 @@ def paired_speed(
     for record in records:
         key = (record.dataset, record.site, record.page_id)
         timed = record.method == "unseen" and not record.error and record.seconds > 0
-        if not timed or record.special_case == "no_gold" or set(by_page[key]) != set(peers):
+        if not timed or record.special_case == "no_gold" or set(by_page.get(key, {})) != set(peers):
             continue
         for group in (record.dataset, "all"):
             pages[group] += 1

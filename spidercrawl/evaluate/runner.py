@@ -91,6 +91,19 @@ def read_gold(path: Path) -> str | None:
 
 
 @dataclass(frozen=True)
+class PeerTiming:
+    """A peer library's CPU time on one page, its call alone, measured in an ``unseen`` job
+    right after our extraction of the same page: the two compare at the same moment in the
+    same process, which times in separate workers (the peers' own rows) do not."""
+
+    dataset: str
+    site: str
+    page_id: str
+    method: str  # the peer's evaluation method name: trafilatura, readability-lxml
+    seconds: float
+
+
+@dataclass(frozen=True)
 class EvaluationSite:
     dataset: str
     snapshot: SiteSnapshot

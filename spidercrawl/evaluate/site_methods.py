@@ -40,7 +40,13 @@ from typing import Any
 
 from spidercrawl.document.html import decode_html
 from spidercrawl.document.page import first_description
-from spidercrawl.evaluate.runner import PageRecord, page_clock, read_gold, score_record
+from spidercrawl.evaluate.runner import (
+    PageRecord,
+    PeerTiming,
+    page_clock,
+    read_gold,
+    score_record,
+)
 from spidercrawl.extract.article import cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import (
     DENSITY_AGREEMENT,
@@ -98,19 +104,6 @@ class SiteJob:
     @property
     def site_key(self) -> str:
         return f"{self.dataset}/{self.site}"
-
-
-@dataclass(frozen=True)
-class PeerTiming:
-    """A peer library's CPU time on one page, its call alone, measured in an ``unseen`` job
-    right after our extraction of the same page: the two compare at the same moment in the
-    same process, which times in separate workers (the peers' own rows) do not."""
-
-    dataset: str
-    site: str
-    page_id: str
-    method: str  # the peer's evaluation method name: trafilatura, readability-lxml
-    seconds: float
 
 
 # The consensus's peers by their evaluation method names.
@@ -404,8 +397,8 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         density_agreement = consensus.agreement_with_density(page, own)
         agreement_seconds = page_clock() - began
         peers, peer_seconds = {}, {}
-        raw = page.get("raw_html") or ""
-        for name, peer in consensus.peers.items() if raw and len(consensus.peers) > 1 else ():
+        raw = consensus.peer_input(page)
+        for name, peer in consensus.peers.items() if raw else ():
             # each timed: the slower is not run where it cannot win
             began = page_clock()
             text = peer_text(name, peer, raw, page.get("url"))
