@@ -144,6 +144,10 @@ def build_trouble_site(root: Path) -> Path:
     paragraph = "<p>" + "Lorem ipsum dolor sit amet. " * 180 + "</p>\n"
     (pages / "huge.html").write_text("<html><body>" + paragraph * 2100 + "</body></html>")
     (pages / "broken.html").write_text("<html><body><div><p>Unclosed <b>tags<div>and more")
+    (pages / "runaway-title.html").write_text(  # the browser shows none of its text
+        "<html><head><title>Runaway<script>var x = 1;</script></head>"
+        "<body><p>Only the raw HTML shows this.</p></body></html>"
+    )
     (pages / "stalled.html").write_text(
         "<html><body><p>Here at once.</p><iframe src='/hang'></iframe></body></html>"
     )
@@ -222,7 +226,12 @@ def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_pa
     assert by_name["slow.html"]["render_failed"] and not by_name["slow.html"]["texts"]
     assert re.search(r"Page failed: \S+/files/doc.pdf \(", log)
     assert re.search(r"'spidercrawl/pages/failed': 3,", log)
-    assert re.search(r"'spidercrawl/pages/raw_fallback': 1,", log)
+    # The browser showed no text of runaway-title.html; its raw HTML has some, and is read.
+    runaway = by_name["runaway-title.html"]
+    assert runaway["render_failed"] == "the browser showed no text; its HTML has some"
+    assert runaway["capture_mode"] == "http" and "Only the raw HTML" in runaway["rendered_html"]
+    assert re.search(r"Rendering failed: \S+/runaway-title.html \(the browser showed no text", log)
+    assert re.search(r"'spidercrawl/pages/raw_fallback': 2,", log)
     assert "Traceback" not in log
 
 

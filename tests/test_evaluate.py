@@ -342,3 +342,37 @@ def test_unseen_times_both_peers_on_each_page_beside_our_extraction(tmp_path: Pa
     trafilatura = next(t.seconds for t in outcome.peer_timings if t.method == "trafilatura")
     assert speed["pages"] == 1
     assert speed["unseen_speed_vs_trafilatura"] == round(trafilatura / ours.seconds, 3)
+
+
+def test_a_page_read_from_its_raw_html_is_scored_as_the_crawl_extracts_it(tmp_path: Path) -> None:
+    """A page the browser showed no text of comes to the evaluation as the crawl delivers
+    it (``capture_mode`` "http", no blocks, the raw HTML as its page): every ``unseen``
+    setting and the learned path score what the crawl's plain extraction gives, not an
+    empty blocks' article outvoted by a peer."""
+    from spidercrawl.evaluate.site_methods import SiteJob, _score_with, run_unseen
+    from spidercrawl.extract.unseen import DEFAULT_CROSS_SITE_MODEL
+
+    story = "The harbour closed at noon as the storm came in from the west. " * 6
+    raw = (
+        "<html><head><title>Storm closes the harbour\n<script src='/s.js'></script></head>"
+        f"<body><div><a href='/'>Home</a></div><article><p>{story}</p></article></body></html>"
+    )
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "pages" / "001.html").write_text(raw, "utf-8")
+    (tmp_path / "gold" / "001.txt").write_text(story, "utf-8")
+    page = {
+        "url": "http://127.0.0.1/001.html",
+        "texts": [],
+        "capture_mode": "http",
+        "render_failed": "the browser showed no text; its HTML has some",
+        "rendered_html": raw,
+        "raw_html": raw,
+    }
+    job = SiteJob("unseen", "d", "site", str(tmp_path), {"001": page}, ["001"])
+    job.model_dir = str(DEFAULT_CROSS_SITE_MODEL)
+    records = run_unseen(job).records
+    assert len(records) > 2
+    assert all(r.note == "raw HTML: density" and r.f1 > 0.9 for r in records)
+    (learned,) = _score_with(job, None, ["001"], "")
+    assert learned.note == "raw HTML: density" and learned.f1 > 0.9

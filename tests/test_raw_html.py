@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from spidercrawl.document.html import UnusableDocumentError, parse_raw_html
+from spidercrawl.document.density import DensityExtractor, shows_text
+from spidercrawl.document.html import (
+    UnusableDocumentError,
+    close_runaway_title,
+    parse_html,
+    parse_raw_html,
+)
 from spidercrawl.learn.rules import ExtractionRules, RuleExtraction, raw_document
 
 # A 2008 newspaper template (guardian.co.uk's wire stories, simplified): a table without
@@ -133,3 +139,26 @@ def test_raw_html_with_nothing_to_parse_is_refused_with_a_reason() -> None:
         "<p>caf\u00e9\x00 au lait</p>".encode("cp1252"), "text/html; charset=cp1252"
     )
     assert root.find("body/p").text == "café au lait"
+
+
+# A page saved with its <title> never closed (3 of the datasets' pages): the title takes the
+# rest of the document as its text.
+RUNAWAY_TITLE = (
+    "<html><head><title>Storm closes the harbour\n<script src='/s.js'></script></head>"
+    "<body><p>The harbour closed at noon as the storm came in.</p></body></html>"
+)
+
+
+def test_a_title_never_closed_is_closed_where_its_first_tag_begins(browser_page) -> None:
+    browser_page.set_content(RUNAWAY_TITLE)
+    assert browser_page.evaluate("() => document.body.innerText.trim()") == ""
+    for parse in (parse_html, parse_raw_html):
+        root = parse(RUNAWAY_TITLE)
+        assert root.findtext("head/title").strip() == "Storm closes the harbour"
+        assert root.find("body/p").text.startswith("The harbour closed at noon")
+    assert shows_text(RUNAWAY_TITLE)
+    assert "closed at noon" in DensityExtractor.product().extract(RUNAWAY_TITLE).text
+    for unchanged in ("<title>A</title><p>b</p>", "<p>no title</p>", "<title>only text"):
+        assert close_runaway_title(unchanged) is unchanged
+    assert not shows_text("<html><head><title>Empty</title></head><body> </body></html>")
+    assert not shows_text("<script>document.write('x')</script>")

@@ -130,6 +130,17 @@ def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> 
         etree.strip_elements(root, _DROPPED, with_tail=False)
 
 
+def shows_text(markup: str) -> bool:
+    """Whether ``markup`` (raw HTML) has any text a reader could see: a page the browser
+    showed empty is read from its raw HTML only where that HTML has some."""
+    try:
+        root = parse_html(markup)
+    except UnusableDocumentError:
+        return False
+    remove_invisible(root, render_aware=False)
+    return bool(body_of(root).text_content().strip())
+
+
 def body_of(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
     body = root.find("body") if root.tag == "html" else None
     if body is None:

@@ -56,7 +56,7 @@ from spidercrawl.extract.consensus import (
     PeerExtraction,
     peer_text,
 )
-from spidercrawl.extract.item import article_item
+from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.cross_site import CROSS_SITE_C
@@ -171,6 +171,19 @@ def _article_text(
     return item["text"]
 
 
+def is_plain(page: dict[str, Any]) -> bool:
+    """Whether the crawl delivered ``page`` from its raw HTML (the browser failed on it or
+    showed no text): the crawl extracts such a page as a plain fetch, without blocks."""
+    return page.get("capture_mode") == "http"
+
+
+def _plain_text(job: SiteJob, page: dict[str, Any], model: SiteModel | None) -> tuple[str, str]:
+    """The article text and note of a page the crawl read from its raw HTML, extracted as
+    the crawl extracts it (:func:`~spidercrawl.extract.item.extract_plain`)."""
+    extraction, method, _ = extract_plain(page, model)
+    return _article_text(job, page, extraction, method, model), f"raw HTML: {method}"
+
+
 def _score_with(
     job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
 ) -> list[PageRecord]:
@@ -180,6 +193,8 @@ def _score_with(
     consensus = _consensus(job)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
+        if is_plain(page):
+            return _plain_text(job, page, model)
         blocks = page_blocks(page)  # once, as the crawl builds them
         if model is None and consensus is not None:
             found = consensus.extract(page, blocks)[0]
@@ -389,6 +404,15 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
                 records.append(score_record(record, "", gold))
             continue
         page = _with_raw_html(page, job, page_id)
+        if is_plain(page):  # no blocks to extract from: every setting reads the raw HTML
+            started = page_clock()
+            text, note = _plain_text(job, page, None)
+            seconds = page_clock() - started
+            for method in [UNSEEN_BLOCKS, *variants]:
+                record = PageRecord(job.dataset, job.site, page_id, method, note=note)
+                record.seconds = seconds
+                records.append(score_record(record, text, gold))
+            continue
         started = page_clock()
         blocks = page_blocks(page)  # once, for extraction and headline, as the crawl does
         own = consensus.unseen.extract(page, blocks)

@@ -66,6 +66,7 @@ from w3lib.url import canonicalize_url
 from spidercrawl import discovery
 from spidercrawl.capture.page_item import build_page_item
 from spidercrawl.capture.static import static_capture
+from spidercrawl.document.density import shows_text
 from spidercrawl.items import PageItem
 from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_arguments
 
@@ -421,6 +422,16 @@ class NewsSpider(scrapy.Spider):
             target.fast_path += 1
         if not item["texts"] and rendered:
             stats.inc_value("spidercrawl/pages/no_text_blocks")
+            raw_html = response.meta.get("raw_html")
+            if raw_html and shows_text(raw_html):
+                # The browser showed nothing of text its HTML holds (a <title> never closed
+                # takes the whole page): read the raw HTML, as for a failed render.
+                raw = HtmlResponse(
+                    response.url, body=raw_html, encoding="utf-8", request=response.request
+                )
+                reason = "the browser showed no text; its HTML has some"
+                yield from self._from_raw_html(target, raw, reason)
+                return
             logger.warning(
                 "%s: No visible text blocks on %s (empty page?)", target.name, response.url
             )
