@@ -228,9 +228,9 @@ def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_pa
     assert re.search(r"'spidercrawl/pages/failed': 3,", log)
     # The browser showed no text of runaway-title.html; its raw HTML has some, and is read.
     runaway = by_name["runaway-title.html"]
-    assert runaway["render_failed"] == "the browser showed no text; its HTML has some"
+    assert runaway["render_failed"] == "no text shown; its raw HTML has some"
     assert runaway["capture_mode"] == "http" and "Only the raw HTML" in runaway["rendered_html"]
-    assert re.search(r"Rendering failed: \S+/runaway-title.html \(the browser showed no text", log)
+    assert re.search(r"Rendering failed: \S+/runaway-title.html \(no text shown", log)
     assert re.search(r"'spidercrawl/pages/raw_fallback': 2,", log)
     assert "Traceback" not in log
 

@@ -365,7 +365,7 @@ def test_a_page_read_from_its_raw_html_is_scored_as_the_crawl_extracts_it(tmp_pa
         "url": "http://127.0.0.1/001.html",
         "texts": [],
         "capture_mode": "http",
-        "render_failed": "the browser showed no text; its HTML has some",
+        "render_failed": "no text shown; its raw HTML has some",
         "rendered_html": raw,
         "raw_html": raw,
     }

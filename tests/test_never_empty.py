@@ -2,7 +2,8 @@
 
 A real HTTP server whose article pages load a script that never arrives in time, so
 Chromium's navigation times out; the spider then fetches the page plainly and the article
-comes from the raw HTML (text density), with the reason in the log and the stats.
+comes from the raw HTML (text density), with the reason in the log and the stats. So does
+a page the browser shows no text of though its HTML has some (a ``<title>`` never closed).
 """
 
 from __future__ import annotations
@@ -78,5 +79,57 @@ def test_a_page_the_browser_fails_on_comes_from_its_raw_html(slow_site, tmp_path
     assert "Paragraph 5: the lighthouse keeper" in article["text"]
     assert article["method"] == "density"
     assert "Rendering failed: " in result.log and "extracting from its HTML" in result.log
-    assert "1 from raw HTML (the browser failed)" in result.log
+    assert "1 from raw HTML (the browser failed or showed no text)" in result.log
     assert article["method_note"].startswith("the browser failed (")
+
+
+RUNAWAY = "/news/2024/05/the-harbour-closes-for-the-storm.html"
+
+
+class RunawayTitleHandler(BaseHTTPRequestHandler):
+    """A site whose article's ``<title>`` is never closed: in a browser the title holds the
+    whole document and the page shows nothing."""
+
+    def do_GET(self) -> None:
+        if self.path == "/":
+            body = f"<html><body><a href='{RUNAWAY}'>Storm</a></body></html>".encode()
+        elif self.path == RUNAWAY:
+            paragraphs = "".join(
+                f"<p>Paragraph {n}: the harbour closed at noon as the storm came in from the "
+                "west, and the ferries stayed tied up until the wind dropped after dark.</p>"
+                for n in range(6)
+            )
+            body = (
+                "<html><head><title>The harbour closes for the storm\n"
+                "<meta name='description' content='Ferries stay in port.'></head><body>"
+                f"<nav><a href='/'>Home</a></nav><article>{paragraphs}</article></body></html>"
+            ).encode()
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_page_the_browser_shows_no_text_of_comes_from_its_raw_html(tmp_path) -> None:
+    with loopback_server(RunawayTitleHandler) as base_url:
+        result = run_crawl(
+            "runaway.example", base_url, tmp_path / "articles.jsonl",
+            "-s", f"MODELS_DIR={tmp_path / 'm'}",
+            pages=False,
+        )  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    assert [item["url"].endswith(RUNAWAY) for item in result.items] == [True]
+    article = result.items[0]
+    assert "Paragraph 5: the harbour closed at noon" in article["text"]
+    assert article["title"] == "The harbour closes for the storm"
+    assert article["method"] == "density"
+    assert article["method_note"].startswith("the browser failed (no text shown; its raw HTML")
+    assert "1 from raw HTML (the browser failed or showed no text)" in result.log

@@ -84,7 +84,7 @@ def close_runaway_title(text: str) -> str:
     first_tag = text.find("<", start.end())
     if first_tag < 0:
         return text
-    logger.info("A <title> is never closed; closed where its first tag begins")
+    logger.debug("A <title> is never closed; closed where its first tag begins")
     return f"{text[:first_tag]}</title>{text[first_tag:]}"
 
 

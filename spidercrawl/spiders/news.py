@@ -429,7 +429,7 @@ class NewsSpider(scrapy.Spider):
                 raw = HtmlResponse(
                     response.url, body=raw_html, encoding="utf-8", request=response.request
                 )
-                reason = "the browser showed no text; its HTML has some"
+                reason = "no text shown; its raw HTML has some"
                 yield from self._from_raw_html(target, raw, reason)
                 return
             logger.warning(
@@ -560,7 +560,7 @@ class NewsSpider(scrapy.Spider):
             )
             logger.info(
                 "%s: %d pages rendered, %d by the fast path, %d failed, %d from raw HTML (the "
-                "browser failed), %d scheduled; articles: %s (%s)",
+                "browser failed or showed no text), %d scheduled; articles: %s (%s)",
                 target.name, target.rendered, target.fast_path, target.failed,
                 target.raw_fallback, target.scheduled, verdicts, reason,
             )  # fmt: skip
