@@ -36,7 +36,22 @@ def article_html() -> bytes:
     ).encode()
 
 
-class SlowScriptHandler(BaseHTTPRequestHandler):
+class PageHandler(BaseHTTPRequestHandler):
+    """Serves pages quietly; subclasses say which."""
+
+    def send_page(self, body: bytes, kind: str = "") -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind or "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class SlowScriptHandler(PageHandler):
     def do_GET(self) -> None:
         if self.path == "/slow.js":
             time.sleep(8)  # longer than the crawl's RENDER_TIMEOUT
@@ -48,15 +63,7 @@ class SlowScriptHandler(BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", kind or "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.send_page(body, kind)
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +93,7 @@ def test_a_page_the_browser_fails_on_comes_from_its_raw_html(slow_site, tmp_path
 RUNAWAY = "/news/2024/05/the-harbour-closes-for-the-storm.html"
 
 
-class RunawayTitleHandler(BaseHTTPRequestHandler):
+class RunawayTitleHandler(PageHandler):
     """A site whose article's ``<title>`` is never closed: in a browser the title holds the
     whole document and the page shows nothing."""
 
@@ -107,15 +114,7 @@ class RunawayTitleHandler(BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.send_page(body)
 
 
 def test_a_page_the_browser_shows_no_text_of_comes_from_its_raw_html(tmp_path) -> None:
