@@ -23,6 +23,13 @@ def first_value(values: Iterable[Any]) -> str:
     return ""
 
 
+def fetched_plainly(page: Mapping[str, Any]) -> bool:
+    """Whether the page item comes from its raw HTML without blocks (the fast path, or a
+    page the browser failed on or showed no text of): such a page is extracted from its
+    HTML, never from blocks."""
+    return page.get("capture_mode") == "http"
+
+
 def first_description(page: Mapping[str, Any]) -> str:
     """The page's first non-empty description (meta, og, twitter), or ''."""
     return first_value(page.get("descriptions") or [])

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from spidercrawl.document.html import decode_html
-from spidercrawl.document.page import first_description
+from spidercrawl.document.page import fetched_plainly, first_description
 from spidercrawl.evaluate.runner import (
     PageRecord,
     PeerTiming,
@@ -171,12 +171,6 @@ def _article_text(
     return item["text"]
 
 
-def is_plain(page: dict[str, Any]) -> bool:
-    """Whether the crawl delivered ``page`` from its raw HTML (the browser failed on it or
-    showed no text): the crawl extracts such a page as a plain fetch, without blocks."""
-    return page.get("capture_mode") == "http"
-
-
 def _plain_text(job: SiteJob, page: dict[str, Any], model: SiteModel | None) -> tuple[str, str]:
     """The article text and note of a page the crawl read from its raw HTML, extracted as
     the crawl extracts it (:func:`~spidercrawl.extract.item.extract_plain`)."""
@@ -193,7 +187,7 @@ def _score_with(
     consensus = _consensus(job)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
-        if is_plain(page):
+        if fetched_plainly(page):
             return _plain_text(job, page, model)
         blocks = page_blocks(page)  # once, as the crawl builds them
         if model is None and consensus is not None:
@@ -397,21 +391,17 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
     timings: list[PeerTiming] = []
     for page_id in sorted(job.page_ids):
         gold, page = _gold(job, page_id), job.pages.get(page_id)
+        methods = [UNSEEN_BLOCKS, *variants]
         if page is None or consensus is None:
-            for method in [UNSEEN_BLOCKS, *variants]:
-                record = PageRecord(job.dataset, job.site, page_id, method)
-                record.note = "not rendered by the crawl" if page is None else "no model"
-                records.append(score_record(record, "", gold))
+            why = "not rendered by the crawl" if page is None else "no model"
+            records += _one_text_for_all(job, page_id, methods, gold, "", why)
             continue
         page = _with_raw_html(page, job, page_id)
-        if is_plain(page):  # no blocks to extract from: every setting reads the raw HTML
+        if fetched_plainly(page):  # no blocks to extract from: every setting reads the HTML
             started = page_clock()
             text, note = _plain_text(job, page, None)
             seconds = page_clock() - started
-            for method in [UNSEEN_BLOCKS, *variants]:
-                record = PageRecord(job.dataset, job.site, page_id, method, note=note)
-                record.seconds = seconds
-                records.append(score_record(record, text, gold))
+            records += _one_text_for_all(job, page_id, methods, gold, text, note, seconds)
             continue
         started = page_clock()
         blocks = page_blocks(page)  # once, for extraction and headline, as the crawl does
@@ -463,6 +453,24 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             record.seconds = own_seconds + extra + choosing + item_seconds
             records.append(score_record(record, text, gold))
     return SiteOutcome(records=records, peer_timings=timings)
+
+
+def _one_text_for_all(
+    job: SiteJob,
+    page_id: str,
+    methods: Sequence[str],
+    gold: str | None,
+    text: str,
+    note: str,
+    seconds: float = 0.0,
+) -> list[PageRecord]:
+    """One scored record per method, all of the same text: a page no setting votes on."""
+    records = []
+    for method in methods:
+        record = PageRecord(job.dataset, job.site, page_id, method, note=note)
+        record.seconds = seconds
+        records.append(score_record(record, text, gold))
+    return records
 
 
 def unseen_grid(records: Sequence[PageRecord]) -> dict[str, dict[str, dict[str, float]]]:

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from spidercrawl.discovery import looks_like_article_url
+from spidercrawl.document.page import fetched_plainly
 from spidercrawl.extract.posts import declares_single_article
 from spidercrawl.learn.blocks import Block
 from spidercrawl.text import cjk_share
@@ -79,7 +80,7 @@ def page_kind(
         return PageKind(ARTICLE, "a post of a page of several posts")
     if declares_single_article(page):
         return PageKind(ARTICLE, "the page declares itself an article")
-    if page.get("capture_mode") == "http":
+    if fetched_plainly(page):
         return PageKind(ARTICLE, "the site's rules found its article")
     url = str(page.get("url") or "")
     if min_prose_chars is None:

@@ -55,7 +55,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
 from spidercrawl.document import language
-from spidercrawl.document.page import first_description
+from spidercrawl.document.page import fetched_plainly, first_description
 from spidercrawl.extract.article import UNFAMILIAR, cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item, extract_plain
@@ -641,7 +641,7 @@ class SiteLearningPipeline:
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
-        plain = page.get("capture_mode") == "http"
+        plain = fetched_plainly(page)
         if not plain:  # the blocks once, with their densities, for extraction and headline
             blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
         if plain:

@@ -422,15 +422,11 @@ class NewsSpider(scrapy.Spider):
             target.fast_path += 1
         if not item["texts"] and rendered:
             stats.inc_value("spidercrawl/pages/no_text_blocks")
-            raw_html = response.meta.get("raw_html")
-            if raw_html and shows_text(raw_html):
+            if shows_text(response.meta.get("raw_html") or ""):
                 # The browser showed nothing of text its HTML holds (a <title> never closed
                 # takes the whole page): read the raw HTML, as for a failed render.
-                raw = HtmlResponse(
-                    response.url, body=raw_html, encoding="utf-8", request=response.request
-                )
                 reason = "no text shown; its raw HTML has some"
-                yield from self._from_raw_html(target, raw, reason)
+                yield from self._from_kept_raw_html(target, response.request, reason, response.url)
                 return
             logger.warning(
                 "%s: No visible text blocks on %s (empty page?)", target.name, response.url
@@ -480,6 +476,15 @@ class NewsSpider(scrapy.Spider):
         item["render_failed"] = reason
         yield item
 
+    def _from_kept_raw_html(
+        self, target: SiteCrawl, request: scrapy.Request, reason: str, url: str
+    ) -> Iterator[PageItem]:
+        """:meth:`_from_raw_html` of the raw HTML the plain fetch before the render kept in
+        ``request.meta`` (no second fetch), as the page at ``url``."""
+        raw_html = request.meta["raw_html"]
+        response = HtmlResponse(url, body=raw_html, encoding="utf-8", request=request)
+        yield from self._from_raw_html(target, response, reason)
+
     def parse_raw(self, response: Response) -> Iterator[PageItem]:
         """A page fetched plainly after the browser failed on it."""
         target = self._target(response.meta)
@@ -504,10 +509,8 @@ class NewsSpider(scrapy.Spider):
         if failure.check(HttpError) or request.meta.get("render_failed"):
             self._count_failure(target, request.url, reason)
             return
-        raw_html = request.meta.get("raw_html")
-        if raw_html is not None:  # fetched plainly before the render: no second fetch
-            response = HtmlResponse(request.url, body=raw_html, encoding="utf-8", request=request)
-            yield from self._from_raw_html(target, response, reason)
+        if request.meta.get("raw_html") is not None:  # fetched plainly before the render
+            yield from self._from_kept_raw_html(target, request, reason, request.url)
             return
         yield scrapy.Request(
             request.url,
