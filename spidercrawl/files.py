@@ -1,4 +1,5 @@
-"""Writing files so that a crash never leaves half of one behind."""
+"""Files: where the project's own lie, reading JSON Lines, and writing so that a crash never
+leaves half of a file behind."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import re
 import tempfile
 from pathlib import Path
 
+# The checkout or installed tree: the shipped models (``models/``) and the demo site lie here.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -37,3 +40,13 @@ def write_atomically(path: Path, text: str) -> None:
 
 def write_json_atomically(path: Path, data: object, indent: int = 1) -> None:
     write_atomically(path, json.dumps(data, ensure_ascii=False, indent=indent) + "\n")
+
+
+def read_jsonl(path: Path | str) -> list[dict]:
+    """The items of a JSON Lines file, as ``-O file.jsonl`` writes them.
+
+    Split on newlines only: ``str.splitlines`` would also split on U+2028 and other
+    separators that occur, unescaped, inside the text of real pages.
+    """
+    text = Path(path).read_text("utf-8")
+    return [json.loads(line) for line in text.split("\n") if line.strip()]

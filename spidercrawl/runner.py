@@ -6,11 +6,13 @@ CLI in a subprocess (a fresh reactor and browser each time), so they build it he
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from spidercrawl.files import PROJECT_ROOT, read_jsonl
+
+__all__ = ["DEMO_SITE", "PROJECT_ROOT", "crawl_command", "read_jsonl"]
+
 DEMO_SITE = PROJECT_ROOT / "demo" / "harbourtimes.example"  # the bundled demo snapshot
 
 
@@ -36,13 +38,3 @@ def crawl_command(
     for name, value in (settings or {}).items():
         command += ["-s", f"{name}={value}"]
     return command
-
-
-def read_jsonl(path: Path | str) -> list[dict]:
-    """The items of a JSON Lines file, as ``-O file.jsonl`` writes them.
-
-    Split on newlines only: ``str.splitlines`` would also split on U+2028 and other
-    separators that occur, unescaped, inside the text of real pages.
-    """
-    text = Path(path).read_text("utf-8")
-    return [json.loads(line) for line in text.split("\n") if line.strip()]

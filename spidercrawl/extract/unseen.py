@@ -12,10 +12,10 @@ import numpy as np
 
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.article import block_indices, cold_start_extraction
+from spidercrawl.files import PROJECT_ROOT
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import PARAGRAPH_CHARS, Extraction, SiteModel, article_mask
 from spidercrawl.learn.relevance import relevance_scores
-from spidercrawl.runner import PROJECT_ROOT
 
 DEFAULT_CROSS_SITE_MODEL = PROJECT_ROOT / "models" / "_cross_site"
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from spidercrawl.files import read_jsonl
 from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.features import CROSS_SITE_GROUPS, step_words
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.runner import read_jsonl
 
 logger = logging.getLogger(__name__)
 
