@@ -66,9 +66,10 @@ def oracle_f1(texts: list[str], gold_text: str) -> float:
     for _ in range(ORACLE_PASSES):
         improved = False
         for i in candidates:
-            score = _f1_of(sorted(chosen ^ {i}), tokens, gold)
+            trial = chosen ^ {i}
+            score = _f1_of(sorted(trial), tokens, gold)
             if score > best + 1e-9:
-                best, chosen, improved = score, chosen ^ {i}, True
+                best, chosen, improved = score, trial, True
         if not improved:
             break
     return best
@@ -92,8 +93,8 @@ def main() -> int:
         everything = score_text("\n".join(b.text for b in blocks), gold, with_difflib=False)
         ours.append(score.f1)
         every.append(everything.f1)
-        # The best any extractor of these blocks can do: every gold word the render
-        # holds and nothing else (precision 1, recall that of every block).
+        # A bound no extractor of these blocks passes: every gold word the render holds
+        # and nothing else (precision 1, recall that of every block).
         ceiling.append(2 * everything.recall / (1 + everything.recall))
         oracle.append(oracle_f1([b.text for b in blocks], gold))
         renderable.append(everything.recall >= RENDER_HOLDS_ARTICLE)
