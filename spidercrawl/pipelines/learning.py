@@ -55,6 +55,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
 from spidercrawl.document import language
+from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import fetched_plainly, first_description
 from spidercrawl.extract.article import UNFAMILIAR, cold_start_extraction, learned_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
@@ -197,13 +198,21 @@ class SiteLearningPipeline:
         state.titles.observe(page)
         blocks = None  # built once for the page kind and the headline, where both need them
         if self.articles_only and page.get("texts"):
-            blocks = self._drop_if_not_article(page, state)
+            try:
+                blocks = self._drop_if_not_article(page, state)
+            except DropItem:
+                raise
+            except Exception as error:  # taken for an article: delivered, not lost
+                self._count_error(page, "the page-kind check", error)
         if state.settled:
             article = self._extract(page, state, blocks)
-            if state.retry_pages:
-                self._learn_again(site, state, page)
-            else:
-                self._watch_drift(site, state, page, article)
+            try:
+                if state.retry_pages:
+                    self._learn_again(site, state, page)
+                else:
+                    self._watch_drift(site, state, page, article)
+            except Exception:  # the article is made: a fault in the bookkeeping keeps it
+                logger.exception("%s: watching the model's fit failed on %s", site, page.get("url"))
             return article
         if state.before_drift is not None:
             known = self._extract(page, state, blocks, model=state.before_drift)
@@ -635,15 +644,56 @@ class SiteLearningPipeline:
         model: SiteModel | None = None,
     ) -> ArticleItem:
         """The page's article item; ``blocks``: its blocks (densities or not), if built;
-        ``model``: another model than the site's current one (the one before drift)."""
+        ``model``: another model than the site's current one (the one before drift).
+
+        No page is lost to an error: where an extractor raises, the next one in the chain
+        (the never-seen consensus, then text density) makes the article, its note names
+        the error, and ``spidercrawl/articles/extractor_errors`` counts it."""
         stats = self.crawler.stats
         model = model or state.model
+        plain = fetched_plainly(page)
+        try:
+            if not plain:  # the blocks once, with their densities, for extraction and headline
+                blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
+            extraction, method, note = self._extraction(page, state, blocks, model, plain)
+        except Exception as error:  # a bug met on an odd page must not drop the page
+            extraction, method, note = self._after_error(page, state, blocks, model, error)
+        if not extraction.text and method != "density":  # never empty where density finds text
+            fallback = cold_start_extraction(page)
+            if fallback.text:
+                note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
+                extraction, method = fallback, "density"
+        stats.inc_value(f"spidercrawl/articles/{method}")
+        if not extraction.text:
+            stats.inc_value("spidercrawl/articles/empty")
+            logger.warning("No article text on %s (%s)", page.get("url"), note or method)
+        try:
+            return article_item(
+                page, extraction, method, model, note, state.titles.names(),
+                self.headline_in_text, blocks,
+            )  # fmt: skip
+        except Exception as error:  # metadata or headline: the text is delivered without
+            self._count_error(page, "the article's metadata", error)
+            return article_item(
+                {key: page.get(key) for key in ("url", "site", "crawled_at", "validators",
+                                                 "page_digest")},
+                extraction, method, None, f"{note}; metadata left out ({_describe(error)})",
+            )  # fmt: skip
+
+    def _extraction(
+        self,
+        page: dict[str, Any],
+        state: SiteState,
+        blocks: list[Block] | None,
+        model: SiteModel | None,
+        plain: bool,
+    ) -> tuple[Any, str, str]:
+        """The extraction, method and note of the first extractor in the chain that
+        applies: the fast path's rules (a page fetched plainly), the site model (with the
+        peers' check), the never-seen consensus, the cross-site model alone, text density."""
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
-        plain = fetched_plainly(page)
-        if not plain:  # the blocks once, with their densities, for extraction and headline
-            blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
         if plain:
             extraction, method, note = extract_plain(page, model)
             if page.get("render_failed"):
@@ -671,19 +721,51 @@ class SiteLearningPipeline:
             extraction, method, note = cold_start_extraction(page), "density", state.fallback_reason
             if not extraction.text and extraction.reason:
                 note = f"{note}; {extraction.reason}" if note else extraction.reason
-        if not extraction.text and method != "density":  # never empty where density finds text
-            fallback = cold_start_extraction(page)
-            if fallback.text:
-                note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
-                extraction, method = fallback, "density"
-        stats.inc_value(f"spidercrawl/articles/{method}")
-        if not extraction.text:
-            stats.inc_value("spidercrawl/articles/empty")
-            logger.warning("No article text on %s (%s)", page.get("url"), note or method)
-        return article_item(
-            page, extraction, method, model, note, state.titles.names(),
-            self.headline_in_text, blocks,
+        return extraction, method, note
+
+    def _after_error(
+        self,
+        page: dict[str, Any],
+        state: SiteState,
+        blocks: list[Block] | None,
+        model: SiteModel | None,
+        error: Exception,
+    ) -> tuple[Any, str, str]:
+        """The article where the first extractor raised: the never-seen consensus (when the
+        site model or the rules raised and the page's blocks were built), else text density
+        on the page's HTML; an empty article only where density raises too."""
+        note = f"{_describe(error)} in the first extractor"
+        self._count_error(page, "extraction", error)
+        if model is not None and blocks is not None and self.consensus is not None:
+            try:
+                extraction, how = self.consensus.extract(page, blocks)
+                return extraction, "unseen", f"{note}; {how}"
+            except Exception as second:
+                self._count_error(page, "the never-seen consensus", second)
+                note = f"{note}; {_describe(second)} in the never-seen consensus"
+        try:
+            return cold_start_extraction(page), "density", f"{note}; text density"
+        except Exception as last:
+            self._count_error(page, "text density", last)
+            reason = f"{note}; {_describe(last)} in text density"
+            return DensityResult("cectd-ds", reason=reason), "density", reason
+
+    def _count_error(self, page: dict[str, Any], stage: str, error: Exception) -> None:
+        """An extractor raised on a page: a stat (overall and for the site's summary line)
+        and one warning with the traceback."""
+        site = str(page.get("site") or "unknown")
+        self.crawler.stats.inc_value("spidercrawl/articles/extractor_errors")
+        self.crawler.stats.inc_value(f"spidercrawl/site/{site}/extractor_errors")
+        logger.warning(
+            "%s: %s failed on %s (%s); the next extractor makes the article",
+            site, stage, page.get("url"), _describe(error), exc_info=error,
         )  # fmt: skip
+
+
+def _describe(error: BaseException) -> str:
+    """An exception as its type and first line, for a note or a log line."""
+    first = (str(error).strip().splitlines() or [""])[0][:160]
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
 def _unseen_extractor(settings: Any) -> UnseenExtractor | None:

@@ -80,6 +80,7 @@ SUMMARY_VERDICTS = (  # per-site stats of the delivery pipeline and the conditio
     ("unchanged", "unchanged"),
     ("duplicate", "duplicates"),
     ("not_modified", "not modified (HTTP 304)"),
+    ("extractor_errors", "made by the next extractor after an error"),
 )
 HTML_CONTENT_TYPES = {"text/html", "application/xhtml+xml"}
 
