@@ -74,4 +74,4 @@ def test_dataset_folders_are_found() -> None:
         "blogs.wsj.com",
         "bbc.co.uk",
     }
-    assert len(find_site_dirs(SHARED / "datasets")) == 4 + 96 + 41
+    assert len(find_site_dirs(SHARED / "datasets")) == 4 + 96 + 41 + 33  # gtrends2017-dev too
