@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Set everything up on a fresh machine and run the main job on the bundled demo site.
 #   bash tools/setup_and_demo.sh
-# Installs Debian's Chromium (needs root or sudo), creates .venv with the pinned
-# requirements, then crawls the demo site into output/demo-pages.jsonl.
+# Installs Debian's Chromium and redis-server (the tests start their own Redis; needs
+# root or sudo), creates .venv with the pinned requirements, then crawls the demo site.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+missing=()
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
 fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
