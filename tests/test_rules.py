@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import parsel
 import pytest
 
@@ -295,29 +297,36 @@ def test_static_capture_reads_metadata_of_raw_html() -> None:
     assert static_capture("", "http://x/")["titles"] == []
 
 
-def test_saving_a_new_model_keeps_the_old_one_as_a_version(tmp_path) -> None:
+@pytest.fixture(scope="module")
+def fitted() -> SiteModel:
+    """A real site model: the store checks that a loaded model's parts fit together."""
+    from tests.test_fallbacks import post_page
+
+    return SiteModel().fit([post_page(n) for n in range(10)])
+
+
+def test_saving_a_new_model_keeps_the_old_one_as_a_version(tmp_path, fitted) -> None:
     store = ModelStore(tmp_path, keep_versions=2)
-    for version in ("20260101T000000Z", "20260201T000000Z", "20260301T000000Z", "20260401"):
-        model = SiteModel()  # unfitted: only its version matters here
-        model.version_, model.created_, model.training_ = version, version, {}
-        model.format_ = MODEL_FORMAT
+    versions = ("20260101T000000Z", "20260201T000000Z", "20260301T000000Z", "20260401T000000Z")
+    for version in versions:
+        model = copy.deepcopy(fitted)
+        model.version_, model.created_ = version, version
         store.save("news.example", model)
-    assert store.load("news.example").version_ == "20260401"
+    assert store.load("news.example").version_ == "20260401T000000Z"
     assert store.versions("news.example") == ["20260201T000000Z", "20260301T000000Z"]
     assert store.load("unknown.example") is None
 
 
-def test_a_model_from_an_older_spidercrawl_is_learned_again(tmp_path) -> None:
+def test_a_model_from_an_older_spidercrawl_is_learned_again(tmp_path, fitted) -> None:
     store = ModelStore(tmp_path)
-    model = SiteModel()
-    model.version_, model.created_, model.training_ = "20250101T000000Z", "", {}
-    model.format_ = MODEL_FORMAT - 1  # before extraction rules existed
+    model = copy.deepcopy(fitted)
+    model.format_ = MODEL_FORMAT - 1  # before models were stored without pickle
     store.save("old.example", model)
     assert store.load("old.example") is None
 
 
 def test_a_model_rendered_directly_by_a_decision_on_libxml2s_tree_is_learned_again(
-    tmp_path,
+    tmp_path, fitted
 ) -> None:
     content = [(p, i) for p in range(4) for i in (2, 3, 4)]
     drawn = [page_item(n) | {"raw_html": page_html(n, paragraphs=0)} for n in range(4)]
@@ -326,9 +335,7 @@ def test_a_model_rendered_directly_by_a_decision_on_libxml2s_tree_is_learned_aga
         ("drawn.example", drawn),
         ("plain.example", [page_item(n) for n in range(4)]),
     ):
-        model = SiteModel()
-        model.version_, model.created_, model.training_ = "20261126T000000Z", "", {}
-        model.format_ = MODEL_FORMAT
+        model = copy.deepcopy(fitted)
         model.rules_ = ExtractionRules().fit(pages, content)
         store.save(site, model)
         assert store.load(site) is not None  # decided now: kept
@@ -340,23 +347,20 @@ def test_a_model_rendered_directly_by_a_decision_on_libxml2s_tree_is_learned_aga
     assert store.load("plain.example") is not None
 
 
-def test_rules_saved_before_tails_and_the_render_decision_still_work(rules) -> None:
-    import pickle
+def test_rules_saved_and_loaded_extract_as_before(rules, tmp_path) -> None:
+    from spidercrawl.learn import model_file
+    from spidercrawl.learn.rules import LayoutRules, Rule
+    from spidercrawl.learn.selectors import Step
 
-    from spidercrawl.learn.rules import LayoutRules
-
-    old = pickle.loads(pickle.dumps(rules))
-    # As an older spidercrawl pickled them: no render decision, rules without `anchored`.
-    del old.raw_html_, old.shorten
-    for rule in old.rules_:
-        object.__delattr__(rule, "anchored")
-    old = pickle.loads(pickle.dumps(old))
-    assert all(rule.anchored for rule in old.rules_)  # the class default: from <body> down
-    assert old.render_reason == "" and old.summary()["render"] is None
-    result = old.extract(page_html(42))
-    assert "story 42" in result.text and old.check(result).ok
-    both = LayoutRules([old, rules])
-    assert both.render_reason == "" and both.check(both.extract(page_html(43))).ok
+    allowed = {c.__name__: c for c in (ExtractionRules, LayoutRules, Rule, Step)}
+    both = LayoutRules([rules, rules])
+    model_file.dump(tmp_path / "rules.npz", both, allowed)
+    loaded = model_file.load(tmp_path / "rules.npz", allowed)
+    assert loaded.rules_ == both.rules_ and loaded.summary() == both.summary()
+    for number in (42, 43):
+        ours, theirs = both.extract(page_html(number)), loaded.extract(page_html(number))
+        assert "story" in theirs.text and theirs.text == ours.text
+        assert loaded.check(theirs).ok
 
 
 def test_rules_that_miss_the_article_in_raw_html_decide_to_render() -> None:

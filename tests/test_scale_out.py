@@ -375,7 +375,7 @@ def test_foreign_keys_and_a_broken_published_model_stop_nothing(
     site = SITES[0]
     client.set("spidercrawl:someone-elses-counter", 7)
     client.hset("spidercrawl:model:" + site, mapping={
-        "version": "2099-01-01T00:00:00Z", "model.json": b"{not json", "model.joblib": b"\0"
+        "version": "2099-01-01T00:00:00Z", "model.json": b"{not json", "model.npz": b"\0"
     })  # fmt: skip
     client.rpush("spidercrawl:sites:queue", "not a site line at all", b"\xff\xfe.example")
     assert module("spidercrawl.enqueue", "--redis", redis_url, "--site", site).returncode == 0

@@ -181,9 +181,9 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
         discrete_weights = coef[: len(self.discrete_.vocabulary_)]
         # float always: with no known feature name the weights are empty and bincount
         # would return integers, which the continuous part cannot be added to in place
-        scores = np.bincount(
-            rows, weights=discrete_weights[columns], minlength=len(blocks)
-        ).astype(float, copy=False)
+        scores = np.bincount(rows, weights=discrete_weights[columns], minlength=len(blocks)).astype(
+            float, copy=False
+        )
         if self.scaler_ is not None:
             continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
             scaled = (continuous - self.scaler_.mean_) / self.scaler_.scale_

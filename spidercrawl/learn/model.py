@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import re
 import time
 import warnings
 from collections import defaultdict
@@ -22,10 +23,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from spidercrawl.document.language import confirmed_language, declared_language
@@ -36,13 +38,14 @@ from spidercrawl.document.structure import (
     paragraphs_text,
 )
 from spidercrawl.files import write_json_atomically
+from spidercrawl.learn import model_file
 from spidercrawl.learn.blocks import Block, lies_inside, page_blocks
 from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler
 from spidercrawl.learn.layouts import group_layouts
-from spidercrawl.learn.rules import ExtractionRules, LayoutRules
+from spidercrawl.learn.rules import ExtractionRules, LayoutRules, Rule
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 from spidercrawl.text import folded
 
@@ -50,11 +53,14 @@ logger = logging.getLogger(__name__)
 
 MAX_LAYOUTS = 6  # layouts a site model keeps as templates come (the oldest go first)
 
-# 4: template texts, nested blocks; 5: container_; 6: class_words; 7: tag_paths_.
+# 4: template texts, nested blocks; 5: container_; 6: class_words; 7: tag_paths_;
+# 8: stored as arrays and JSON (model.npz), never as a pickle.
 SVM_MAX_ITER = 5000  # liblinear iterations; a stop short of them is logged, not fatal
-MODEL_FORMAT = 7  # older saved models are relearned
-MODEL_FILE = "model.joblib"
+MODEL_FORMAT = 8  # older saved models are relearned
+MODEL_FILE = "model.npz"
 META_FILE = "model.json"
+PICKLED_MODEL_FILE = "model.joblib"  # the older format: never loaded (a pickle runs code)
+VERSION_PATTERN = re.compile(r"\d{8}T\d{6}Z\Z")  # a model's version: its UTC creation time
 
 
 class LearningError(ValueError):
@@ -677,36 +683,89 @@ class SiteModel(BaseEstimator):
         }
 
     def save(self, folder: Path | str) -> Path:
-        """Write the model and a readable ``model.json`` into ``folder`` (created)."""
+        """Write the model (``model.npz``: arrays and JSON, no pickle) and a readable
+        ``model.json`` into ``folder`` (created)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / f".{MODEL_FILE}.tmp"
-        joblib.dump(self, temporary)
-        temporary.replace(folder / MODEL_FILE)
+        model_file.dump(folder / MODEL_FILE, self, _stored_classes())
         write_json_atomically(folder / META_FILE, self.metadata(), indent=2)
         return folder
 
     @classmethod
     def load(cls, folder: Path | str) -> SiteModel:
-        model = joblib.load(Path(folder) / MODEL_FILE)
+        """The model saved in ``folder``; :class:`LearningError` where the file is not a
+        site model of this format or its parts do not fit together. Loading runs no code
+        from the file (:mod:`spidercrawl.learn.model_file`)."""
+        try:
+            model = model_file.load(Path(folder) / MODEL_FILE, _stored_classes())
+        except model_file.ModelFileError as error:
+            raise LearningError(f"{folder} does not hold a usable site model: {error}") from error
         if not isinstance(model, cls):
             raise LearningError(f"{folder} does not hold a site model")
-        if getattr(model, "format_", 1) < MODEL_FORMAT:
+        if getattr(model, "format_", 1) != MODEL_FORMAT:
             raise LearningError(
                 f"the model in {folder} has format {getattr(model, 'format_', 1)}, "
-                f"older than this spidercrawl's {MODEL_FORMAT}"
+                f"not this spidercrawl's {MODEL_FORMAT}"
             )
+        model.check_parts(str(folder))
         if getattr(getattr(model, "rules_", None), "stale_render_decision", False):
             raise LearningError(
-                f"the model in {folder} renders every page because its rules missed the "
-                f"article in the raw HTML as libxml2 parsed it; raw HTML is now parsed as a "
-                f"browser parses it, so the decision is made again"
+                f"the model in {folder} renders every page by a decision made on raw HTML "
+                f"parsed another way than the fast path parses it now: it is made again"
             )
         return model
+
+    def check_parts(self, where: str) -> None:
+        """Check that a loaded model's parts are what fitting makes and fit together
+        (a model file is data from outside: a wrong part is an error here, not on every
+        page later)."""
+
+        def need(condition: bool, what: str) -> None:
+            if not condition:
+                raise LearningError(f"the model in {where} is damaged: {what}")
+
+        need(isinstance(self.version_, str) and bool(VERSION_PATTERN.match(self.version_)),
+             "its version is not a UTC time")  # fmt: skip
+        need(isinstance(self.training_, dict), "no training statistics")
+        rules = getattr(self, "rules_", None)  # the cross-site model has none
+        need(rules is None or isinstance(rules, (ExtractionRules, LayoutRules)), "odd rules")
+        layouts = getattr(self, "layouts_", None) or [self]
+        need(isinstance(layouts, list) and len(layouts) <= MAX_LAYOUTS, "odd layouts")
+        for layout in layouts:
+            need(isinstance(layout, SiteModel), "a layout that is not a model")
+            need(isinstance(layout.training_, dict), "a layout without training statistics")
+            need(isinstance(layout.template_texts_, frozenset), "odd template texts")
+            need(isinstance(layout.tag_paths_, frozenset), "odd tag paths")
+            vectorizer, svm = layout.vectorizer_, layout.svm_
+            need(isinstance(vectorizer, BlockVectorizer), "no block vectorizer")
+            need(isinstance(svm, LinearSVC), "no linear classifier")
+            vocabulary = vectorizer.discrete_.vocabulary_
+            need(isinstance(vocabulary, dict), "no feature vocabulary")
+            width = len(vocabulary)
+            columns_ok = all(
+                isinstance(k, str) and isinstance(v, int) and 0 <= v < width
+                for k, v in vocabulary.items()
+            )
+            need(columns_ok, "a vocabulary column out of range")
+            scaler = vectorizer.scaler_
+            if scaler is not None:
+                need(isinstance(scaler, StandardScaler), "an odd scaler")
+                need(scaler.mean_.shape == scaler.scale_.shape and scaler.mean_.ndim == 1,
+                     "scaler arrays of different shapes")  # fmt: skip
+                width += scaler.mean_.shape[0]
+            need(svm.coef_.shape == (1, width) and svm.intercept_.shape == (1,),
+                 "classifier weights that do not match its features")  # fmt: skip
 
     @staticmethod
     def exists(folder: Path | str) -> bool:
         return (Path(folder) / MODEL_FILE).is_file()
+
+
+def _stored_classes() -> dict[str, type]:
+    """The classes a model file may hold objects of (by name); nothing else is made."""
+    classes = (SiteModel, BlockVectorizer, ExtractionRules, LayoutRules, Rule, Step,
+               DictVectorizer, StandardScaler, LinearSVC)  # fmt: skip
+    return {cls.__name__: cls for cls in classes}
 
 
 def _site_language(

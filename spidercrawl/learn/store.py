@@ -1,9 +1,12 @@
 """Where site models live: ``MODELS_DIR/<site>/``, older versions under ``versions/``.
 
-A site folder holds the model in use (``model.joblib`` + ``model.json``). When a site is
-learned again (its template changed), the model in use moves to
-``versions/<its version>/`` first, so nothing learned is ever overwritten; only the
-newest ``keep_versions`` old versions are kept.
+A site folder holds the model in use (``model.npz``, arrays and JSON that cannot run
+code, + ``model.json``, readable). When a site is learned again (its template changed),
+the model in use moves to ``versions/<its version>/`` first, so nothing learned is ever
+overwritten; only the newest ``keep_versions`` old versions are kept. A version is read
+from ``model.json``, a file from outside: only a UTC time (``20261127T071000Z``) is used
+as a folder name. A folder of the older pickled format (``model.joblib``) is never
+loaded: the site is learned anew, said once.
 """
 
 from __future__ import annotations
@@ -15,7 +18,13 @@ import tempfile
 from pathlib import Path
 
 from spidercrawl.files import safe_name
-from spidercrawl.learn.model import META_FILE, MODEL_FILE, SiteModel
+from spidercrawl.learn.model import (
+    META_FILE,
+    MODEL_FILE,
+    PICKLED_MODEL_FILE,
+    VERSION_PATTERN,
+    SiteModel,
+)
 
 __all__ = ["ModelStore", "safe_name"]
 
@@ -40,6 +49,12 @@ class ModelStore:
         """The site's model in use, or None (none saved, or unreadable: then learn anew)."""
         folder = self.folder(site)
         if not SiteModel.exists(folder):
+            if (folder / PICKLED_MODEL_FILE).is_file() and folder not in _WARNED:
+                _WARNED.add(folder)
+                logger.warning(
+                    "%s: %s holds a model in the older pickled format, which is not loaded "
+                    "(a pickle can run code); the site is learned anew", site, folder,
+                )  # fmt: skip
             return None
         try:
             return SiteModel.load(folder)
@@ -70,7 +85,8 @@ class ModelStore:
             if missing:
                 raise ValueError(f"no {' or '.join(missing)}")
             meta = json.loads(files[META_FILE])
-            version = str(meta.get("version") or "") if isinstance(meta, dict) else ""
+            version = meta.get("version") if isinstance(meta, dict) else ""
+            version = version if isinstance(version, str) and VERSION_PATTERN.match(version) else ""
         except ValueError as error:  # JSONDecodeError and UnicodeDecodeError among them
             logger.warning("%s: the published model is damaged (%s): not installed", site, error)
             return None
@@ -121,7 +137,10 @@ class ModelStore:
 
 
 def _version_of(folder: Path) -> str:
+    """The version ``model.json`` names, where it is a UTC time (it names a folder under
+    ``versions/``); "" otherwise."""
     try:
-        return str(json.loads((folder / META_FILE).read_text("utf-8")).get("version") or "")
-    except (OSError, ValueError):
+        version = json.loads((folder / META_FILE).read_text("utf-8")).get("version")
+    except (OSError, ValueError, AttributeError):
         return ""
+    return version if isinstance(version, str) and VERSION_PATTERN.match(version) else ""
