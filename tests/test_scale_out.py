@@ -368,11 +368,26 @@ def test_foreign_keys_and_a_broken_published_model_stop_nothing(
     demo_copies, redis_url, tmp_path, chromium_path
 ) -> None:
     """Another program's keys under our prefix are left alone, bad lines in the site queue
-    are skipped, and a published model that does not load is learned again."""
+    are skipped, a published model that does not load is learned again, and queued
+    requests someone else wrote (a pickle that runs a command, a request class to import)
+    are skipped without running anything."""
+    import pickle
+
     import redis
 
     client = redis.Redis.from_url(redis_url)
     site = SITES[0]
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    client.zadd("spidercrawl:requests", {
+        pickle.dumps(Payload()): 0,
+        json.dumps({"url": "http://127.0.0.1:9/", "_class": "os.system",
+                    "command": f"touch {marker}"}): 0,
+    })  # fmt: skip
     client.set("spidercrawl:someone-elses-counter", 7)
     client.hset("spidercrawl:model:" + site, mapping={
         "version": "2099-01-01T00:00:00Z", "model.json": b"{not json", "model.npz": b"\0"
@@ -389,6 +404,8 @@ def test_foreign_keys_and_a_broken_published_model_stop_nothing(
     assert log.count(f"{site}: the published model is damaged") == 1  # asked once
     assert f"{site}: the model 2099-01-01T00:00:00Z published in Redis does not load" in log
     assert log.count("learned a model from") == 1 and "Traceback" not in log
+    assert log.count("Skipped a queued request from Redis that is not one of ours") == 2
+    assert not marker.exists()
     assert client.get("spidercrawl:someone-elses-counter") == b"7"
     assert collect(redis_url, tmp_path).returncode == 0
     assert_each_article_once(tmp_path / "articles", (site,))

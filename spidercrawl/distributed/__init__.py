@@ -150,7 +150,9 @@ class RedisAddon:
             "SCHEDULER_PERSIST": True,  # a stopped crawl resumes; enqueue --reset clears
             "SCHEDULER_QUEUE_KEY": f"{prefix}:requests",
             "SCHEDULER_DUPEFILTER_KEY": f"{prefix}:dupefilter",
-            # Requests travel as JSON-safe pickles of Request.to_dict (scrapy-redis default).
+            # Requests travel as JSON, not as scrapy-redis's default pickles (which run
+            # code on the worker that takes them).
+            "SCHEDULER_SERIALIZER": "spidercrawl.distributed.request_codec",
         }.items():
             settings.set(name, value, priority="addon")
 

@@ -178,24 +178,37 @@ class ReliableScheduler(Scheduler):
         """The next request, taken from the queue and put in this worker's in-flight hash
         in one atomic step: taken in two, a Redis killed between them lost the request
         (a test lost 1 article of 30 in about 1 run of 7 that way)."""
-        if self.redis_failed:
-            return None
-        try:
-            taken = GUARD(self.pop_script, keys=[self.queue.key, self.inflight_key])
-        except NotDelivered:
-            return None
-        if not taken:
-            return None
-        entry, encoded = taken
-        request = self.queue._decode_request(encoded)
+        while True:
+            if self.redis_failed:
+                return None
+            try:
+                taken = GUARD(self.pop_script, keys=[self.queue.key, self.inflight_key])
+            except NotDelivered:
+                return None
+            if not taken:
+                return None
+            entry, encoded = as_text(taken[0]), taken[1]
+            try:
+                request = self.queue._decode_request(encoded)
+                break
+            except Exception as error:  # not ours (BadQueuedRequestError) or not for this spider
+                self._skip_bad_entry(entry, error)
         # The entries of the requests this one replaced (a plain fetch before its render,
         # a fast-path page rendered after all) are done when it is.
-        entry = as_text(entry)
         self.handed_out.add(entry)
         request.meta[INFLIGHT_META] = [*request.meta.get(INFLIGHT_META, []), entry]
         if self.stats:
             self.stats.inc_value("scheduler/dequeued/redis")
         return request
+
+    def _skip_bad_entry(self, entry: str, error: Exception) -> None:
+        """A queued entry that is no request of ours: one line, out of the in-flight hash
+        (it would come back forever), counted."""
+        logger.error("Skipped a queued request from Redis that is not one of ours: %s", error)
+        if self.stats:
+            self.stats.inc_value("spidercrawl/redis/bad_requests")
+        with contextlib.suppress(NotDelivered):
+            GUARD(self.server.hdel, self.inflight_key, entry)
 
     def has_pending_requests(self) -> bool:
         if self.redis_failed:
