@@ -116,9 +116,16 @@ class SiteMemory:
             return
         try:
             data = json.loads(self.path.read_text("utf-8"))
-            self.articles = {str(k): dict(v) for k, v in (data.get("articles") or {}).items()}
+            articles = data.get("articles") or {}
+            records = articles.items() if isinstance(articles, dict) else ()
+            self.articles = {str(k): r for k, v in records if (r := _record(v)) is not None}
+            if len(self.articles) != len(articles):
+                logger.warning(
+                    "%s: %d damaged article records skipped (their pages count as new)",
+                    self.path, len(articles) - len(self.articles),
+                )  # fmt: skip
             self.last_crawl = str(data.get("last_crawl") or "")
-            self.validators = dict(data.get("validators") or {})
+            self.validators = _validators(data.get("validators"))
             if self.articles_file is not None and data.get("articles_file") == str(
                 self.articles_file
             ):
@@ -145,14 +152,17 @@ class SiteMemory:
                 key = str(entry.pop("key"))
                 offset = entry.pop("offset", None)
                 page, validators = entry.pop("page", ""), entry.pop("validators", None)
+                record = _record(entry)
+                if record is None or not (offset is None or isinstance(offset, int)):
+                    raise ValueError("a field is missing or of the wrong type")
             except (ValueError, KeyError, TypeError, AttributeError):
                 logger.warning("%s line %d is damaged: skipped", self.journal_path, number)
                 continue
-            self.articles[key] = {k: str(v) for k, v in entry.items()}
-            if page and isinstance(validators, dict):
-                self.validators[str(page)] = validators
+            self.articles[key] = record
+            if page and (known := _validators({page: validators})):
+                self.validators.update(known)
             if offset is not None:
-                self.articles_offset = int(offset)
+                self.articles_offset = offset
 
     def _recover_from_articles_file(self) -> None:
         """Articles written by a process killed before it journaled them were delivered."""
@@ -268,6 +278,32 @@ class SiteMemory:
         self.dirty = 0
 
 
+RECORD_FIELDS = ("url", "hash", "first_seen", "last_seen")  # page_hash besides, if known
+
+
+def _record(value: Any) -> dict[str, str] | None:
+    """An article record read from the state or the journal (files from outside the
+    process: a hand edit, a disk fault), or None where it lacks a field or holds other
+    than text: such a record would stop every later article of the site."""
+    if not isinstance(value, dict) or not all(isinstance(value.get(f), str) for f in RECORD_FIELDS):
+        return None
+    if not isinstance(value.get("page_hash", ""), str):
+        return None
+    return {k: v for k, v in value.items() if k in (*RECORD_FIELDS, "page_hash")}
+
+
+def _validators(value: Any) -> dict[str, dict[str, str]]:
+    """The HTTP validators by page key that are text, the others left out."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(page): known
+        for page, known in value.items()
+        if isinstance(known, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in known.items())
+    }
+
+
 def _unchanged(known: dict[str, str], identity: ArticleIdentity) -> bool:
     """The same text, or the same page: a page the server sends unchanged is no update,
     even where it was extracted another way this time (the fast path's rules instead of
@@ -299,7 +335,7 @@ def read_validators(state_dir: Path, site: str) -> dict[str, dict[str, str]]:
     path = state_dir / f"{safe_name(site)}.json"
     validators: dict[str, dict[str, str]] = {}
     with contextlib.suppress(OSError, ValueError, AttributeError):  # no state: none known
-        validators.update(json.loads(path.read_text("utf-8")).get("validators") or {})
+        validators.update(_validators(json.loads(path.read_text("utf-8")).get("validators")))
     try:
         lines = path.with_suffix(".journal").read_bytes().splitlines()
     except OSError:
@@ -309,7 +345,6 @@ def read_validators(state_dir: Path, site: str) -> dict[str, dict[str, str]]:
             entry = json.loads(line)
         except ValueError:
             continue
-        known = entry.get("validators") if isinstance(entry, dict) else None
-        if isinstance(known, dict) and entry.get("page"):
-            validators[str(entry["page"])] = known
+        if isinstance(entry, dict) and entry.get("page"):
+            validators.update(_validators({entry["page"]: entry.get("validators")}))
     return validators

@@ -148,3 +148,48 @@ def test_last_lines_reads_a_large_file_from_its_end(tmp_path: Path) -> None:
         file.write(b'{"n": 3000, "pad"')
     repair_last_line(path)
     assert [line["n"] for line in last_lines(path, 1)] == [2999]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        '{"key": "x", "url": "u"}',  # no hash: once stopped every later article of the site
+        '{"key": "y", "url": "u", "hash": 5, "first_seen": "a", "last_seen": "b"}',
+        '{"key": "z", "url": "u", "hash": "h", "first_seen": "a", "last_seen": "b", "offset": "9"}',
+        '{"key": "w", "url": "u", "hash": "h", "first_seen": "a", "last_seen": "b", '
+        '"page": "p", "validators": 5}',
+        "[1]",
+    ],
+)
+def test_a_damaged_journal_line_is_skipped_and_nothing_else_lost(tmp_path: Path, damage) -> None:
+    memory = SiteMemory.load(tmp_path / "site.json")
+    memory.record(article_identity(_article(1)), "then", None, ("page-1", {"etag": '"1"'}))
+    with memory.journal_path.open("a") as file:
+        file.write(damage + "\n")
+    memory.record(article_identity(_article(2)), "then", None)
+
+    again = SiteMemory.load(tmp_path / "site.json")
+    assert again.judge(article_identity(_article(1)))[0] == "unchanged"
+    assert again.judge(article_identity(_article(2)))[0] == "unchanged"
+    assert again.judge(article_identity(_article(3)))[0] == "new"
+    assert all(isinstance(v, dict) for v in again.validators.values())
+    again.record(article_identity(_article(3)), "now", None)  # delivering goes on
+    again.save("now")
+    assert len(SiteMemory.load(tmp_path / "site.json").articles) >= 3
+
+
+def test_a_damaged_state_file_keeps_its_good_records(tmp_path: Path) -> None:
+    from spidercrawl.memory import read_validators
+
+    state = tmp_path / "site.json"
+    good = {"url": "u", "hash": "h", "first_seen": "a", "last_seen": "b"}
+    state.write_text(json.dumps({
+        "articles": {"good": good, "bad": {"url": "u"}, "worse": 7},
+        "validators": 5,
+    }))  # fmt: skip
+    memory = SiteMemory.load(state)
+    assert list(memory.articles) == ["good"] and memory.validators == {}
+    assert read_validators(tmp_path, "site") == {}
+    state.write_text(json.dumps({"articles": [1], "validators": {"p": {"etag": 5}, "q": {}}}))
+    memory = SiteMemory.load(state)
+    assert memory.articles == {} and memory.validators == {"q": {}}
