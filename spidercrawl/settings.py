@@ -61,6 +61,8 @@ DOWNLOADER_MIDDLEWARES = {
     # Plain fetches of pages delivered before ask If-None-Match / If-Modified-Since.
     "spidercrawl.capture.conditional.ConditionalFetchMiddleware": 946,
     "spidercrawl.capture.middleware.BlockCaptureMiddleware": 950,
+    # Nearest the download: a response that leads off the site goes no further.
+    "spidercrawl.capture.redirects.OffsiteRedirectMiddleware": 960,
 }
 
 # A page of several posts (a blog's front page) becomes one page item per post.

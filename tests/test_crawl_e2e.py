@@ -123,6 +123,19 @@ class TroubleHandler(SnapshotRequestHandler):
         elif self.path == "/hang":  # a frame that never arrives: its page never loads
             time.sleep(15)
             self._send(200, b"<p>never seen</p>", "text/html", send_body)
+        elif self.path in ("/away.html", "/away-in-browser.html"):
+            # Off the site: the same server under another host name (an internal address,
+            # as far as the site is concerned); the second only when the browser asks.
+            browser = self.headers.get("Sec-Fetch-Dest") == "document"  # Chromium sends it
+            if self.path == "/away.html" or browser:
+                self.send_response(302)
+                port = self.server.server_address[1]
+                self.send_header("Location", f"http://localhost:{port}/pages/good0.html")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            else:
+                self._send(200, b"<p>A page the browser is sent away from.</p>", "text/html",
+                           send_body)  # fmt: skip
         else:
             super()._respond(send_body)
 
@@ -151,7 +164,8 @@ def build_trouble_site(root: Path) -> Path:
     (pages / "stalled.html").write_text(
         "<html><body><p>Here at once.</p><iframe src='/hang'></iframe></body></html>"
     )
-    extra = ["/missing.html", "/error/500", "/slow.html", "/files/doc.pdf"]
+    extra = ["/missing.html", "/error/500", "/slow.html", "/files/doc.pdf", "/away.html",
+             "/away-in-browser.html"]  # fmt: skip
     (site / "files" / "files").mkdir(parents=True)
     (site / "files" / "files" / "doc.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
     write_sitemap(site, [f"/pages/{p.name}" for p in sorted(pages.iterdir())] + extra)
@@ -232,6 +246,12 @@ def test_bad_pages_are_logged_and_counted_and_lose_nothing(tmp_path, chromium_pa
     assert runaway["capture_mode"] == "http" and "Only the raw HTML" in runaway["rendered_html"]
     assert re.search(r"Rendering failed: \S+/runaway-title.html \(no text shown", log)
     assert re.search(r"'spidercrawl/pages/raw_fallback': 2,", log)
+    # Redirects to another host are refused, fetched plainly or in the browser.
+    assert not {"away.html", "away-in-browser.html"} & set(by_name)
+    assert all("localhost" not in item["url"] for item in result.items)
+    assert re.search(r"Refused a redirect off the site: \S+/away.html -> http://localhost", log)
+    assert re.search(r"Refused a redirect off the site: \S+/away-in-browser.html -> ", log)
+    assert "'spidercrawl/pages/offsite_redirects': 2," in log
     assert "Traceback" not in log
 
 

@@ -220,6 +220,14 @@ class NewsSpider(scrapy.Spider):
             target = self._register(spec or SiteSpec.parse(name))
         return target
 
+    def stays_on_site(self, meta: dict[str, Any], url: str) -> bool:
+        """Whether ``url`` is on the site of the request with ``meta`` (a redirect that
+        leaves it is refused: :mod:`spidercrawl.capture.redirects`). An article page
+        (a request to render, or its plain fetch) must stay; discovery (robots.txt,
+        feeds, sitemaps, pages read for links) may go where a feed may be read."""
+        target = self._target(meta)
+        return target.on_site(url) if "render" in meta else target.may_discover(url)
+
     def on_idle(self, spider: scrapy.Spider | None = None) -> None:
         """With Redis: take the next site from the queue, or wait while others crawl."""
         spec = self.site_queue.pop()

@@ -1,0 +1,58 @@
+"""Redirects off the site are refused, in plain fetches and in the browser.
+
+A page of the site that answers with a redirect to another host would be fetched there
+and delivered under the site's name; a redirect is also a way to make the crawler fetch
+internal addresses. Plain fetches: a 3xx whose ``Location`` leaves the site is refused
+before Scrapy's redirect middleware follows it. The browser follows redirects itself
+(Playwright's route filter is not asked for them): a rendered page whose final URL left
+the site is refused before its capture becomes a page item. Each refusal is counted
+(``spidercrawl/pages/offsite_redirects``) and logged.
+
+The spider says which URLs stay on a request's site (its ``stays_on_site(meta, url)``).
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urljoin
+
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+class OffsiteRedirectMiddleware:
+    """Refuses responses that lead off the request's site (see module doc)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> OffsiteRedirectMiddleware:
+        return cls(crawler)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        spider = self.crawler.spider
+        stays = getattr(spider, "stays_on_site", None)
+        if stays is None:
+            return response
+        if response.status in REDIRECT_STATUSES and b"Location" in response.headers:
+            location = response.headers[b"Location"].decode("latin-1")
+            target = urljoin(response.url, location)
+            if not stays(request.meta, target):
+                self._refuse(request, target)
+        elif response.url != request.url and not stays(request.meta, response.url):
+            self._refuse(request, response.url)  # the browser followed it
+        return response
+
+    def _refuse(self, request: Request, target: str) -> None:
+        self.crawler.stats.inc_value("spidercrawl/pages/offsite_redirects")
+        logger.warning("Refused a redirect off the site: %s -> %s", request.url, target)
+        raise IgnoreRequest(f"redirected off the site to {target}")
