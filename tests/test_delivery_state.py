@@ -193,3 +193,47 @@ def test_a_damaged_state_file_keeps_its_good_records(tmp_path: Path) -> None:
     state.write_text(json.dumps({"articles": [1], "validators": {"p": {"etag": 5}, "q": {}}}))
     memory = SiteMemory.load(state)
     assert memory.articles == {} and memory.validators == {"q": {}}
+
+
+def _delivery(tmp_path: Path):
+    from scrapy.settings import Settings
+    from scrapy.utils.reactor import install_reactor, is_reactor_installed
+    from scrapy.utils.test import get_crawler
+
+    from spidercrawl.pipelines.delivery import DeliveryPipeline
+    from spidercrawl.spiders.news import NewsSpider
+
+    settings = Settings()
+    settings.setmodule("spidercrawl.settings")
+    settings.setdict({
+        "STATE_DIR": str(tmp_path / "state"),
+        "ARTICLES_FILE": str(tmp_path / "%(site)s.jsonl"),
+        "REDIS_URL": "",
+    })  # fmt: skip
+    if not is_reactor_installed():  # no crawl runs it: the pipeline is driven by hand here
+        install_reactor(settings["TWISTED_REACTOR"])
+    crawler = get_crawler(NewsSpider, settings.copy_to_dict())
+    crawler.spider = NewsSpider(site="harbour.example")
+    return DeliveryPipeline.from_crawler(crawler), crawler
+
+
+def test_an_empty_article_is_counted_not_delivered(tmp_path: Path) -> None:
+    from scrapy.exceptions import DropItem
+
+    pipeline, crawler = _delivery(tmp_path)
+    article = {**_article(1), "site": "harbour.example", "method": "density"}
+    with pytest.raises(DropItem, match="no article text"):
+        pipeline.process_item({**article, "text": " \n "})
+    pipeline.process_item(dict(article))
+    pipeline.close_spider()
+    assert len(list(last_lines(tmp_path / "harbour.example.jsonl", 10))) == 1
+    assert crawler.stats.get_value("spidercrawl/site/harbour.example/empty") == 1
+
+
+def test_a_torn_last_line_is_cut_when_the_crawl_starts(tmp_path: Path) -> None:
+    path = tmp_path / "harbour.example.jsonl"
+    path.write_text(json.dumps(_article(1)) + "\n" + json.dumps(_article(2))[:30])
+    pipeline, _ = _delivery(tmp_path)
+    pipeline.open_spider()  # no article comes in this crawl
+    assert path.read_text().endswith("\n")
+    assert [a["title"] for a in last_lines(path, 10)] == ["Story 1"]

@@ -177,6 +177,10 @@ def test_page_items_without_output_file_are_explained(http_server, tmp_path) -> 
         ([], "which site? scrapy crawl news -a site=HOST"),
         (["-a", "site=x.example", "-a", "max_pages=ten"], "max_pages= takes a whole number"),
         (["-a", "site=x.example", "-a", "render=some"], "render= takes one of articles, all"),
+        (
+            ["-a", "site=x.example", "-a", "maxpages=3"],
+            "unknown argument -a maxpages=...; the arguments are site, sites, base_url, max_pages",
+        ),
     ],
 )
 def test_a_wrong_argument_is_one_line_and_exit_status_2(arguments, message) -> None:
@@ -192,3 +196,22 @@ def test_a_wrong_argument_is_one_line_and_exit_status_2(arguments, message) -> N
     assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and message in errors[0]
+
+
+def test_a_crawl_in_which_every_request_failed_exits_1(tmp_path) -> None:
+    """A site that is down (nothing listens on its port): one error line, status 1, so a
+    scheduled crawl's failure is noticed."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "news", "-a", "site=down.example",
+         "-a", f"base_url=http://127.0.0.1:{port}/", "-s", "RETRY_TIMES=0",
+         "-s", f"STATE_DIR={tmp_path / 'state'}", "-s", f"ARTICLES_FILE={tmp_path / 'a.jsonl'}"],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if "scrapy crawl news: error:" in line]
+    assert len(errors) == 1 and "no page could be fetched" in errors[0]

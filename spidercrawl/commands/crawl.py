@@ -4,13 +4,15 @@ Scrapy creates the spider inside the running reactor, so a wrong argument (no ``
 ``-a max_pages=ten``) surfaced as an asyncio "Task exception was never retrieved"
 traceback around the message. Here the arguments are checked first: a wrong one prints a
 single line, ``scrapy crawl news: error: ...``, and the command exits with status 2, as
-command-line tools do for usage errors.
+command-line tools do for usage errors. A crawl in which every request failed (the site
+down, a wrong address) exits with status 1 and one such line, so cron notices.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
@@ -37,3 +39,14 @@ class Command(ScrapyCrawlCommand):
                     self.exitcode = 1
                     return
         super().run(args, opts)
+        spider = getattr(self.crawler, "spider", None)
+        why = spider.nothing_fetched() if isinstance(spider, NewsSpider) else ""
+        if why and not self.exitcode:
+            sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {why}\n")
+            self.exitcode = 1
+
+    def _create_crawler(self, name: str) -> Any:
+        """The crawler, kept: once the crawl is over, its spider says whether any page
+        came at all."""
+        self.crawler = super()._create_crawler(name)
+        return self.crawler

@@ -39,6 +39,7 @@ from spidercrawl.pipelines.articles_file import (
     ArticlesFile,
     articles_file_path,
     articles_file_template,
+    repair_last_line,
 )
 
 logger = logging.getLogger(__name__)
@@ -110,6 +111,10 @@ class DeliveryPipeline:
         if "text" not in adapter or "method" not in adapter:  # not an article
             return item
         site = str(adapter.get("site") or "unknown")
+        if not str(adapter.get("text") or "").strip():  # nothing to read: not delivered
+            self.crawler.stats.inc_value("spidercrawl/articles/empty_not_delivered")
+            self.crawler.stats.inc_value(f"spidercrawl/site/{site}/empty")  # its summary line
+            raise DropItem(f"no article text: {adapter.get('url')}", log_level="INFO")
         memory = self._memory(site)
         validators = adapter.pop("validators", None)  # recorded here, not delivered
         page = (page_key(str(adapter.get("url") or "")), validators) if validators else None
@@ -143,6 +148,15 @@ class DeliveryPipeline:
             if memory.dirty >= self.save_every:
                 memory.save(self.started)
         return item
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        """A last line that a killed process left half-written is cut now, not when the
+        site's next article comes (which may be never, on a site that did not change)."""
+        names = getattr(self.crawler.spider, "site_names", None)
+        for site in names() if names is not None else ():
+            path = self._articles_path(site)
+            if path is not None:
+                repair_last_line(path)
 
     def close_spider(self, spider: Spider | None = None) -> None:
         """Runs once every item is through the pipelines (before ``spider_closed``)."""

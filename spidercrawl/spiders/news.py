@@ -81,8 +81,11 @@ SUMMARY_VERDICTS = (  # per-site stats of the delivery pipeline and the conditio
     ("duplicate", "duplicates"),
     ("not_modified", "not modified (HTTP 304)"),
     ("extractor_errors", "made by the next extractor after an error"),
+    ("empty", "empty (not delivered)"),
 )
 HTML_CONTENT_TYPES = {"text/html", "application/xhtml+xml"}
+SPIDER_ARGUMENTS = ("site", "sites", "base_url", "max_pages", "max_depth", "render")
+SCRAPY_SPIDER_ARGUMENTS = frozenset({"_job"})  # what Scrapy itself may pass a spider
 
 
 class NewsSpider(scrapy.Spider):
@@ -100,6 +103,12 @@ class NewsSpider(scrapy.Spider):
         sites: str = "",
         **kwargs: Any,
     ) -> None:
+        unknown = sorted(set(kwargs) - SCRAPY_SPIDER_ARGUMENTS)
+        if unknown:  # a misspelt -a max_page=3 would crawl without a limit
+            raise ValueError(
+                f"unknown argument -a {unknown[0]}=...; the arguments are "
+                f"{', '.join(SPIDER_ARGUMENTS)}"
+            )
         super().__init__(**kwargs)
         self.specs = sites_from_arguments(site, sites, base_url)
         # One site: its name, for the components that serve a single site (evaluation).
@@ -561,6 +570,23 @@ class NewsSpider(scrapy.Spider):
         self.crawler.stats.inc_value(f"spidercrawl/pages/failed/{_reason_key(reason)}")
         target.failed += 1
         logger.warning("%s: Page failed: %s (%s)", target.name, url, reason)
+
+    def nothing_fetched(self) -> str:
+        """Why no page of any site could be fetched, when every request failed (a site
+        down, a wrong address): the crawl command then exits with status 1, so that a
+        scheduled crawl's failure is noticed. "" when any page came (or was unchanged)."""
+        if self.site_queue is not None or not self.targets:
+            return ""
+        stats = self.crawler.stats
+        came = sum(target.done for target in self.targets.values())
+        unchanged = sum(
+            stats.get_value(f"spidercrawl/site/{name}/not_modified", 0) for name in self.targets
+        )
+        failed = sum(target.failed for target in self.targets.values())
+        down = [t.name for t in self.targets.values() if t.home_failed]
+        if came or unchanged or not (failed or down):
+            return ""
+        return f"no page could be fetched ({failed} failed; home page down: {', '.join(down)})"
 
     def closed(self, reason: str) -> None:
         """One summary line per site: its pages, then what became of its articles."""
