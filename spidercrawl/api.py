@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from spidercrawl.archive import MAX_PAGE_BYTES
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
 from spidercrawl.extract.fast_path import cut_raw_html
@@ -45,8 +46,11 @@ def extract_html(
 
     ``url`` gives relative links, the canonical URL and dates in the path their meaning;
     ``site_model`` is a learned :class:`SiteModel` or its folder. ``headline_in_text``
-    False leaves the headline to ``title`` (``ARTICLE_HEADLINE_IN_TEXT``).
+    False leaves the headline to ``title`` (``ARTICLE_HEADLINE_IN_TEXT``). A page of more
+    than ``MAX_PAGE_BYTES`` is a ValueError.
     """
+    if len(html) > MAX_PAGE_BYTES:  # bounded time and memory: as the crawl's DOWNLOAD_MAXSIZE
+        raise ValueError(f"a page of {len(html)} bytes, more than {MAX_PAGE_BYTES}: not read")
     url = url or ""
     text = html if isinstance(html, str) else decode_html(html, content_type or None)[0]
     model = load_site_model(site_model)

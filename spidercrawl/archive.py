@@ -9,7 +9,13 @@ why, and reading goes on:
   are skipped and counted, not reported one by one;
 - a truncated record or a damaged gzip member ends warcio's pass over the file; for a
   gzipped WARC, whose records are gzip members of their own, reading resumes at the next
-  member (the next gzip header after the damage), so one bad record costs only itself.
+  member (the next gzip header after the damage), so one bad record costs only itself;
+- a record cut short (the file ends before its ``Content-Length``) is reported, not
+  read as a page: its article would be a part of one;
+- a page (an HTML file, or a record's payload once its HTTP compression is undone) of
+  more than ``max_bytes`` (``MAX_PAGE_BYTES``, as the crawl's ``DOWNLOAD_MAXSIZE``) is
+  reported and skipped after reading at most that much: a compression bomb costs
+  bounded time and memory.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN_CHUNK = 1 << 20
-_READ_ERRORS = (ArchiveLoadFailed, zlib.error, EOFError, OSError, ValueError, KeyError)
+_READ_ERRORS = (
+    ArchiveLoadFailed, zlib.error, EOFError, OSError, ValueError, KeyError, AttributeError
+)  # fmt: skip
+MAX_PAGE_BYTES = 32 * 2**20  # as the crawl's DOWNLOAD_MAXSIZE
 
 
 @dataclass(frozen=True)
@@ -59,11 +68,18 @@ def is_warc(path: Path) -> bool:
     return path.name.lower().endswith(WARC_SUFFIXES)
 
 
-def read_pages(path: Path, counts: ReadCounts | None = None) -> Iterator[ArchivedPage | ReadError]:
+def read_pages(
+    path: Path, counts: ReadCounts | None = None, max_bytes: int = MAX_PAGE_BYTES
+) -> Iterator[ArchivedPage | ReadError]:
     """The HTML pages in ``path`` (an HTML file or a WARC archive)."""
     counts = counts if counts is not None else ReadCounts()
     if not is_warc(path):
         try:
+            size = path.stat().st_size
+            if size > max_bytes:
+                counts.errors += 1
+                yield ReadError(str(path), f"{size} bytes, more than a page may have ({max_bytes})")
+                return
             body = path.read_bytes()
         except OSError as error:
             counts.errors += 1
@@ -71,23 +87,33 @@ def read_pages(path: Path, counts: ReadCounts | None = None) -> Iterator[Archive
             return
         yield ArchivedPage(path.resolve().as_uri(), body, "", str(path))
         return
-    yield from _warc_pages(path, counts)
+    yield from _warc_pages(path, counts, max_bytes)
 
 
-def _warc_pages(path: Path, counts: ReadCounts) -> Iterator[ArchivedPage | ReadError]:
+def _warc_pages(
+    path: Path, counts: ReadCounts, max_bytes: int
+) -> Iterator[ArchivedPage | ReadError]:
     gzipped = path.name.lower().endswith(".gz")
     start = 0
     with path.open("rb") as file:
         while True:
             file.seek(start)
             records = ArchiveIterator(file)
+            read = 0
             try:
                 for record in records:
-                    page = _html_page(record, f"{path}@{records.offset}")
+                    read += 1
+                    page = _html_page(record, f"{path}@{records.offset}", max_bytes)
                     if page is None:
                         counts.skipped += 1
+                    elif isinstance(page, ReadError):
+                        counts.errors += 1
+                        yield page
                     else:
                         yield page
+                if not read and start == 0 and path.stat().st_size:
+                    counts.errors += 1
+                    yield ReadError(str(path), "no WARC record could be read (cut short?)")
                 return
             except _READ_ERRORS as error:
                 # warcio's offset: the start of the record it failed on (absolute)
@@ -106,8 +132,9 @@ def _printable(message: str, limit: int = 160) -> str:
     return "".join(c if c.isprintable() else "?" for c in message[:limit])
 
 
-def _html_page(record: object, source: str) -> ArchivedPage | None:
-    """The record as a page, or None when it is not an HTML response."""
+def _html_page(record: object, source: str, max_bytes: int) -> ArchivedPage | ReadError | None:
+    """The record as a page, None when it is not an HTML response, or why it cannot be
+    one (too large, cut short)."""
     if record.rec_type not in ("response", "resource"):  # type: ignore[attr-defined]
         return None
     headers = record.http_headers  # type: ignore[attr-defined]
@@ -118,7 +145,12 @@ def _html_page(record: object, source: str) -> ArchivedPage | None:
     if content_type.split(";")[0].strip().lower() not in HTML_TYPES:
         return None
     url = record.rec_headers.get_header("WARC-Target-URI") or ""  # type: ignore[attr-defined]
-    body = record.content_stream().read()  # type: ignore[attr-defined]
+    body = record.content_stream().read(max_bytes + 1)  # type: ignore[attr-defined]
+    if len(body) > max_bytes:
+        return ReadError(source, f"its page is more than {max_bytes} bytes (a bomb?): skipped")
+    missing = getattr(record.raw_stream, "limit", 0)  # type: ignore[attr-defined]
+    if missing:
+        return ReadError(source, f"the record is cut short ({missing} bytes missing): skipped")
     return ArchivedPage(url, body, content_type, source)
 
 

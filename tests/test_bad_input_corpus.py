@@ -1,0 +1,139 @@
+"""A corpus of hostile inputs for the extract command: each is made here (no bomb is kept
+in the repository), handed to ``python -m spidercrawl.extract`` as a user would, and must
+end within 30 s and 1 GB with a clear line and the good pages of the same run extracted.
+
+Before, the WARC bomb took over 4 GB and was killed at 170 s with no output, the page
+nested 100,000 levels deep was killed at 150 s, the 50 MB page took 52 s and 1.5 GB, and
+records cut short gave an empty or a partial article with no word of it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from spidercrawl.files import PROJECT_ROOT
+
+STORY = "<html><body><h1>Harbour</h1>" + "<p>The harbour council met today. </p>" * 40
+GOOD = (STORY + "</body></html>").encode()
+LIMIT_SECONDS, LIMIT_BYTES = 30, 2**30
+
+
+def warc(records: list[tuple[str, bytes, list[tuple[str, str]]]], gzipped: bool) -> bytes:
+    buffer = io.BytesIO()
+    writer = WARCWriter(buffer, gzip=gzipped)
+    for url, payload, headers in records:
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), *headers], "HTTP/1.1")
+        record = writer.create_warc_record(
+            url, "response", payload=io.BytesIO(payload), http_headers=http
+        )
+        writer.write_record(record)
+    return buffer.getvalue()
+
+
+def gzip_bomb(unpacked: int) -> bytes:
+    """An HTML page of ``unpacked`` bytes, gzipped (about a thousandth of its size; the
+    gzipped WARC's own compression makes it a few KB more). Made a MB at a time: held
+    whole, the page would count in the memory of every process started after."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip framing
+    zeros = b"\0" * 2**20
+    parts = [packer.compress(b"<html><body><p>")]
+    parts += [packer.compress(zeros) for _ in range(unpacked // len(zeros))]
+    parts.append(packer.flush())
+    return b"".join(parts)
+
+
+def extract(tmp_path: Path, *files: Path) -> tuple[Run, float, int]:
+    """The extract command on ``files``: what it said, seconds, and its peak memory in
+    bytes (that one process's, from ``wait4``)."""
+    stderr = tmp_path / "stderr.txt"
+    started = time.perf_counter()
+    with stderr.open("wb") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "spidercrawl.extract", "--no-progress",
+             "-o", str(tmp_path / "out.jsonl"), *map(str, files)],
+            cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=errors,
+        )  # fmt: skip
+        _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - started
+    return Run(process.returncode, stderr.read_text("utf-8")), seconds, usage.ru_maxrss * 1024
+
+
+@dataclass
+class Run:
+    returncode: int
+    stderr: str
+
+
+def articles(tmp_path: Path) -> list[dict]:
+    lines = (tmp_path / "out.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_a_warc_compression_bomb_is_skipped_in_bounded_time_and_memory(tmp_path, gzipped) -> None:
+    bomb = gzip_bomb(2 * 2**30)  # 2 GB once unpacked
+    path = tmp_path / ("bomb.warc.gz" if gzipped else "bomb.warc")
+    path.write_bytes(warc([
+        ("http://x.example/bomb", bomb, [("Content-Encoding", "gzip")]),
+        ("http://x.example/good", GOOD, []),
+    ], gzipped))  # fmt: skip
+    result, seconds, peak = extract(tmp_path, path)
+    assert seconds < LIMIT_SECONDS and peak < LIMIT_BYTES, (seconds, peak)
+    assert "more than 33554432 bytes (a bomb?): skipped" in result.stderr
+    assert [a["url"] for a in articles(tmp_path)] == ["http://x.example/good"]
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_a_warc_record_cut_short_is_reported_not_extracted(tmp_path, gzipped) -> None:
+    whole = warc([("http://x.example/a", GOOD, []), ("http://x.example/b", GOOD, [])], gzipped)
+    path = tmp_path / ("cut.warc.gz" if gzipped else "cut.warc")
+    path.write_bytes(whole[:-40])
+    result, _, _ = extract(tmp_path, path)
+    assert [a["url"] for a in articles(tmp_path)] == ["http://x.example/a"]
+    assert "cut short" in result.stderr
+
+
+def test_a_warc_cut_inside_its_first_record_says_so(tmp_path) -> None:
+    path = tmp_path / "stub.warc.gz"
+    path.write_bytes(warc([("http://x.example/a", GOOD, [])], True)[:200])
+    result, _, _ = extract(tmp_path, path)
+    assert articles(tmp_path) == [] and result.returncode == 1
+    assert "no WARC record could be read" in result.stderr or "cut short" in result.stderr
+
+
+def test_a_page_nested_100000_deep_is_flattened_in_bounded_time(tmp_path) -> None:
+    depth = 100_000
+    path = tmp_path / "deep.html"
+    path.write_text(STORY + "<div>" * depth + "deep text" + "</div>" * depth + "</body></html>")
+    result, seconds, peak = extract(tmp_path, path)
+    assert seconds < LIMIT_SECONDS and peak < LIMIT_BYTES, (seconds, peak)
+    (article,) = articles(tmp_path)
+    assert "The harbour council met today." in article["text"]
+    assert "flattened" in result.stderr
+
+
+def test_a_page_over_the_size_limit_is_refused_at_once(tmp_path) -> None:
+    huge = tmp_path / "huge.html"
+    with huge.open("w") as file:
+        file.write(STORY)
+        for _ in range(50):
+            file.write("<p>" + "word " * 200_000 + "</p>")  # 50 MB in all
+    good = tmp_path / "good.html"
+    good.write_bytes(GOOD)
+    result, seconds, peak = extract(tmp_path, huge, good)
+    assert seconds < LIMIT_SECONDS and peak < LIMIT_BYTES, (seconds, peak)
+    assert "more than a page may have" in result.stderr
+    assert [Path(a["url"]).name for a in articles(tmp_path)] == ["good.html"]
