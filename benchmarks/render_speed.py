@@ -2,12 +2,16 @@
 
     python benchmarks/render_speed.py                       # 30 demo pages, 1 and 2 pages at once
     python benchmarks/render_speed.py --pages 510 --concurrency 2
+    python benchmarks/render_speed.py --pages 2000 --concurrency 2 --no-throttle \
+        --pages-per-context 0 200                           # the browser's memory over a crawl
 
 The demo site's pages are repeated (under /copyK/...) to reach ``--pages``, served on
 127.0.0.1, and crawled with ``scrapy crawl news`` with the project's default settings
 (``--no-throttle`` turns AutoThrottle off). Memory is the proportional set size (PSS, so
 pages shared between Chromium's processes count once) of Scrapy plus every process it
-started, sampled every 0.25 s.
+started, sampled every 0.25 s, and of Playwright's driver (the ``node`` process) alone.
+``--pages-per-context`` compares browser contexts made anew every N pages (0: one context
+for the whole crawl); the memory is printed at every tenth of the crawl.
 """
 
 from __future__ import annotations
@@ -77,7 +81,21 @@ def pss_mib(pids: list[int]) -> float:
     return total_kib / 1024
 
 
-def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path) -> dict:
+def driver_pids(pids: list[int]) -> list[int]:
+    """Playwright's driver among ``pids``: the node process."""
+    found = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "node":
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def crawl(
+    base_url: str, pages: int, concurrency: int, throttle: bool, out: Path, per_context: int = 200
+) -> dict:
     command = crawl_command(
         HOST,
         base_url,
@@ -88,6 +106,7 @@ def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path
             "RENDER_CONCURRENCY": concurrency,
             "LOG_LEVEL": "INFO",
             "AUTOTHROTTLE_ENABLED": int(throttle),
+            "RENDER_PAGES_PER_CONTEXT": per_context,
         },
     )
     started = time.monotonic()
@@ -96,7 +115,9 @@ def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path
         proc = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT)
         samples = []
         while proc.poll() is None:
-            samples.append((time.monotonic() - started, pss_mib(process_tree(proc.pid))))
+            tree = process_tree(proc.pid)
+            driver = pss_mib(driver_pids(tree))
+            samples.append((time.monotonic() - started, pss_mib(tree), driver))
             time.sleep(0.25)
     wall = time.monotonic() - started
     log_text = log_path.read_text()
@@ -109,7 +130,7 @@ def crawl(base_url: str, pages: int, concurrency: int, throttle: bool, out: Path
         "wall_s": wall,
         "crawl_s": float(elapsed.group(1)) if elapsed else wall,
         "first_to_last_item_s": _seconds_between(stamps[0], stamps[-1]) if stamps else 0.0,
-        "peak_pss_mib": max((m for _, m in samples), default=0.0),
+        "peak_pss_mib": max((m for _, m, _ in samples), default=0.0),
         "pss_timeline": samples,
         "median_blocks": statistics.median(blocks) if blocks else 0,
         "returncode": proc.returncode,
@@ -127,6 +148,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=30)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--no-throttle", action="store_true", help="turn AutoThrottle off")
+    parser.add_argument("--pages-per-context", type=int, nargs="+", default=[200])
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -138,11 +160,13 @@ def main() -> int:
             f"{'steady p/s':>10} {'peak MiB':>9} {'median blocks':>14}"
         )
         print(header)
-        for concurrency in args.concurrency:
+        runs = [(c, p) for c in args.concurrency for p in args.pages_per_context]
+        for concurrency, per_context in runs:
+            print(f"  pages per browser context: {per_context or 'all'}")
             with serving(site) as server:
                 result = crawl(
                     server.base_url, args.pages, concurrency, not args.no_throttle,
-                    Path(tmp) / f"c{concurrency}.jsonl",
+                    Path(tmp) / f"c{concurrency}-{per_context}.jsonl", per_context,
                 )  # fmt: skip
             steady = (
                 result["pages"] / result["first_to_last_item_s"]
@@ -155,12 +179,10 @@ def main() -> int:
                 f"{result['peak_pss_mib']:>9.0f} {result['median_blocks']:>14}"
             )
             timeline = result["pss_timeline"]
-            if len(timeline) > 8:
-                quarters = [timeline[len(timeline) * q // 4 - 1] for q in (1, 2, 3, 4)]
-                print(
-                    "    memory (PSS) at 25/50/75/100% of the crawl: "
-                    + ", ".join(f"{m:.0f} MiB @ {t:.0f}s" for t, m in quarters)
-                )
+            if len(timeline) > 20:
+                tenths = [timeline[len(timeline) * q // 10 - 1] for q in range(1, 11)]
+                print("    every tenth of the crawl: all processes / the driver (PSS MiB)")
+                print("    " + ", ".join(f"{m:.0f}/{d:.0f} @ {t:.0f}s" for t, m, d in tenths))
             if result["returncode"] != 0 or result["pages"] < args.pages:
                 print(f"    warning: exit {result['returncode']}, {result['pages']} pages")
     return 0

@@ -61,8 +61,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Plain fetches of pages delivered before ask If-None-Match / If-Modified-Since.
     "spidercrawl.capture.conditional.ConditionalFetchMiddleware": 946,
     "spidercrawl.capture.middleware.BlockCaptureMiddleware": 950,
-    # Nearest the download: a response that leads off the site goes no further.
-    "spidercrawl.capture.redirects.OffsiteRedirectMiddleware": 960,
+    # Before the raw HTML and the fast path read a response: one that leads off the site
+    # goes no further.
+    "spidercrawl.capture.redirects.OffsiteRedirectMiddleware": 948,
 }
 
 # A page of several posts (a blog's front page) becomes one page item per post.
@@ -87,6 +88,7 @@ RENDER_BROWSER_ARGS = [
     "--disable-dev-shm-usage",
 ]
 RENDER_CONCURRENCY = 2  # browser pages at once; 2 cores render about 2 pages at a time
+RENDER_PAGES_PER_CONTEXT = 200  # then the browser context is made anew (0: never)
 RENDER_TIMEOUT = 30  # seconds per navigation (until the document is parsed: DOMContentLoaded)
 RENDER_LOAD_WAIT = 10  # seconds then waited for the page's load event; captured either way
 RENDER_BLOCK_RESOURCES = True

@@ -300,3 +300,13 @@ def test_sure_means_paragraphs_beyond_the_margin_and_a_model_of_three_pages() ->
     assert is_sure(Model(3), sure) and not is_sure(Model(2), sure)
     unsure = Extraction.of_blocks([block(paragraph), block(paragraph)], [1.2, 0.4])
     assert not is_sure(Model(10), unsure)
+
+
+def test_a_page_over_the_peers_size_limit_is_not_given_to_them(caplog) -> None:
+    from spidercrawl.extract.consensus import PEER_MAX_CHARS
+
+    extractor = ConsensusExtractor(UnseenExtractor.load())
+    page = {"url": "http://x.example/huge", "raw_html": "<p>word </p>" * (PEER_MAX_CHARS // 10)}
+    assert extractor.peer_input(page) == ""
+    assert "more than the peers read" in caplog.text
+    assert extractor.peer_input({"raw_html": "<p>a short page</p>"}) == "<p>a short page</p>"

@@ -26,7 +26,10 @@ def normalise(text: str) -> str:
 def demo_crawl(tmp_path_factory, chromium_path):
     out = tmp_path_factory.mktemp("crawl") / "pages.jsonl"
     with serving(DEMO_SITE) as server:
-        result = run_crawl("harbourtimes.example", server.base_url, out)
+        # A browser context made anew every 7 pages, so the rotation is part of every check.
+        result = run_crawl(
+            "harbourtimes.example", server.base_url, out, "-s", "RENDER_PAGES_PER_CONTEXT=7"
+        )
         hits = dict(server.hits)
     return result, hits
 
@@ -39,6 +42,15 @@ def test_every_demo_article_is_rendered_once(demo_crawl) -> None:
     assert paths == sorted(snapshot.path_of.values())
     assert all(item["site"] == "harbourtimes.example" for item in result.items)
     assert "30 pages rendered, 0 by the fast path, 0 failed" in result.log
+
+
+def test_the_browser_context_is_made_anew_every_so_many_pages(demo_crawl) -> None:
+    """30 pages at 7 a context: 5 contexts, each closed before the next (one at a time)."""
+    result, _ = demo_crawl
+    assert "'playwright/context_count': 5," in result.log
+    assert "'playwright/page_count': 30," in result.log
+    assert "'playwright/page_count/max_concurrent': 2," in result.log
+    assert "Traceback" not in result.log
 
 
 def test_discovery_used_robots_sitemap_and_feed(demo_crawl) -> None:

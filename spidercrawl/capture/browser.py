@@ -13,6 +13,9 @@ Settings (defaults in ``spidercrawl/settings.py``):
     pages it is asked to load (no sync, no component updates, no QUIC).
 ``RENDER_CONCURRENCY``
     Browser pages open at once (one context, so this bounds Chromium's memory).
+``RENDER_PAGES_PER_CONTEXT``
+    Pages rendered in one browser context before it is closed and made anew (0: never),
+    so that a long crawl's browser driver does not grow with every page.
 ``RENDER_TIMEOUT``
     Seconds a navigation may take before the page fails with a timeout.
 ``RENDER_BLOCK_RESOURCES``
@@ -33,19 +36,20 @@ Settings (defaults in ``spidercrawl/settings.py``):
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import os
 import shutil
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 from weakref import WeakKeyDictionary
 
 from playwright.async_api import Browser, BrowserContext
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
-from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.provider import PlaywrightBrowserProvider
 
 logger = logging.getLogger(__name__)
@@ -68,11 +72,46 @@ class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
     _by_crawler: ClassVar[WeakKeyDictionary[Crawler, OneBrowserHandler]] = WeakKeyDictionary()
     _closed = False
 
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.pages_per_context = max(0, crawler.settings.getint("RENDER_PAGES_PER_CONTEXT"))
+        self.pages_made: dict[str, int] = {}
+        self.creating = 0  # pages asked for and not yet open (not in context.pages yet)
+        self.rotation_lock = asyncio.Lock()
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> OneBrowserHandler:
         if crawler not in cls._by_crawler:
             cls._by_crawler[crawler] = cls(crawler)
         return cls._by_crawler[crawler]
+
+    async def _create_page(self, request: Any, spider: Any) -> Any:
+        """A new page; after ``RENDER_PAGES_PER_CONTEXT`` pages in a context, the context is
+        closed first (once its open pages are done) and made anew: Playwright's driver
+        keeps something of every page a context had until the context closes (about
+        0.7 MB a page), so one context for a whole crawl grows without bound."""
+        name = request.meta.setdefault("playwright_context", DEFAULT_CONTEXT_NAME)
+        if self.pages_per_context and self.pages_made.get(name, 0) >= self.pages_per_context:
+            async with self.rotation_lock:
+                if self.pages_made.get(name, 0) >= self.pages_per_context:  # not done meanwhile
+                    await self._close_when_idle(name)
+                    self.pages_made[name] = 0
+        self.pages_made[name] = self.pages_made.get(name, 0) + 1
+        self.creating += 1
+        try:
+            return await super()._create_page(request, spider)
+        finally:
+            self.creating -= 1
+
+    async def _close_when_idle(self, name: str) -> None:
+        wrapper = self.context_wrappers.get(name)
+        if wrapper is None:
+            return
+        while self.creating or wrapper.context.pages:  # each page ends within its timeouts
+            await asyncio.sleep(0.05)
+        await wrapper.context.close()
+        self.context_wrappers.pop(name, None)
+        logger.debug("Browser context %r closed after %d pages", name, self.pages_made[name])
 
     async def close(self) -> None:
         if self._closed:

@@ -180,6 +180,10 @@ def medoid(candidates: Mapping[str, str], bonus: Mapping[str, float]) -> tuple[s
     return best, best_agreement
 
 
+# The peers read pages up to this size (as the fast path's FAST_PATH_MAX_BYTES, 4 MB).
+PEER_MAX_CHARS = 4 * 2**20
+
+
 class ConsensusExtractor:
     """The medoid of our blocks' article and the peers' articles of the raw HTML."""
 
@@ -205,8 +209,16 @@ class ConsensusExtractor:
 
     def peer_input(self, page: Mapping[str, Any]) -> str:
         """The page's raw HTML for the peers to read; "" where they cannot vote (no raw
-        HTML, or fewer than both peers installed)."""
-        return (page.get("raw_html") or "") if len(self.peers) >= 2 else ""
+        HTML, fewer than both peers installed, or a page over ``PEER_MAX_CHARS``, on which
+        the peers' time has no bound we set: a 30 MB page took them minutes)."""
+        raw = (page.get("raw_html") or "") if len(self.peers) >= 2 else ""
+        if len(raw) > PEER_MAX_CHARS:
+            logger.info(
+                "%s: %d characters of raw HTML, more than the peers read (%d): our "
+                "extractor alone decides", page.get("url"), len(raw), PEER_MAX_CHARS,
+            )  # fmt: skip
+            return ""
+        return raw
 
     def peer_candidates(
         self, page: Mapping[str, Any], names: Sequence[str] | None = None
