@@ -305,6 +305,7 @@ def test_sure_means_paragraphs_beyond_the_margin_and_a_model_of_three_pages() ->
 def test_a_page_over_the_peers_size_limit_is_not_given_to_them(caplog) -> None:
     from spidercrawl.extract.consensus import PEER_MAX_CHARS
 
+    caplog.set_level("INFO")
     extractor = ConsensusExtractor(UnseenExtractor.load())
     page = {"url": "http://x.example/huge", "raw_html": "<p>word </p>" * (PEER_MAX_CHARS // 10)}
     assert extractor.peer_input(page) == ""
