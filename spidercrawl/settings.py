@@ -147,7 +147,7 @@ FAST_PATH_MAX_ELEMENTS = 25_000
 DRIFT_WINDOW = 10  # the last pages of a site judged for template drift
 DRIFT_MAX_FAILURE_SHARE = 0.5  # this share of them failing the rules/model: learn again
 
-# --- Incremental crawls and feeds (pipelines/incremental.py, pipelines/jsonfeed.py) -------
+# --- Incremental crawls and feeds (pipelines/delivery.py, pipelines/jsonfeed.py) ---------
 INCREMENTAL_ENABLED = True  # False: deliver every article, even ones delivered before
 CONDITIONAL_FETCH = True  # known pages: If-None-Match / If-Modified-Since; a 304 is skipped
 STATE_DIR = "state"  # per-site memory of delivered articles: state/<site>.json

@@ -94,3 +94,47 @@ def test_no_spider_callback_is_a_generator_that_returns_a_value() -> None:
     assert len(callbacks) >= 5
     assert not [f.__name__ for f in callbacks if is_generator_with_return_value(f)]
     assert project_settings.WARN_ON_GENERATOR_RETURN_VALUE is False
+
+
+def _defined_settings() -> set[str]:
+    import re
+
+    text = inspect.getsource(project_settings)
+    return set(re.findall(r"^([A-Z][A-Z0-9_]*)\s*[:=]", text, re.MULTILINE))
+
+
+def test_no_component_repeats_a_default_that_settings_py_sets() -> None:
+    """Defaults live once, in settings.py: a read with a default of its own drifts from it."""
+    import re
+    from pathlib import Path
+
+    read_with_default = re.compile(
+        r"\.(?:get|getint|getfloat|getbool|getlist|getdict)\(\"([A-Z_][A-Z0-9_]*)\", "
+    )
+    defined = _defined_settings()
+    package = Path(project_settings.__file__).parent
+    repeated = [
+        f"{path.relative_to(package)}: {name}"
+        for path in package.rglob("*.py")
+        if path != Path(project_settings.__file__)
+        for name in read_with_default.findall(path.read_text("utf-8"))
+        if name in defined
+    ]
+    assert repeated == []
+
+
+def test_the_readmes_settings_table_names_settings_that_exist() -> None:
+    import re
+
+    from spidercrawl.files import PROJECT_ROOT
+
+    readme = (PROJECT_ROOT / "README.md").read_text("utf-8")
+    table = readme[readme.index("## Settings") :]
+    table = table[: table.index("\n\n", table.index("| setting |"))]
+    first_cells = [row.split("|")[1] for row in table.splitlines() if row.startswith("| `")]
+    named = {name for cell in first_cells for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell)}
+    defined = _defined_settings()
+    assert named and named - defined == set()
+    # Every setting of the project's own (not Scrapy's or a plugin's) is in the table.
+    own = {n for n in defined if n.split("_")[0] in {"RENDER", "LEARN", "FAST", "DRIFT"}}
+    assert own - named == set()

@@ -36,14 +36,14 @@ class ConditionalFetchMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not settings.getbool("CONDITIONAL_FETCH", True):
+        if not settings.getbool("CONDITIONAL_FETCH"):
             raise NotConfigured("CONDITIONAL_FETCH is off")
-        if not settings.getbool("INCREMENTAL_ENABLED", True):
+        if not settings.getbool("INCREMENTAL_ENABLED"):
             raise NotConfigured("INCREMENTAL_ENABLED is off: every page is fetched whole")
-        if not settings.getbool("LEARN_ENABLED", True):
+        if not settings.getbool("LEARN_ENABLED"):
             raise NotConfigured("LEARN_ENABLED is off: page items are wanted whatever changed")
         self.crawler = crawler
-        self.state_dir = Path(settings.get("STATE_DIR", "state"))
+        self.state_dir = Path(settings.get("STATE_DIR"))
         self.sites: dict[str, dict[str, dict[str, str]]] = {}
         self.redis: Any = None
         self.prefix = ""

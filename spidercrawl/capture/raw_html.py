@@ -27,7 +27,7 @@ class RawHtmlMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RawHtmlMiddleware:
-        if not crawler.settings.getbool("CAPTURE_RAW_HTML", True):
+        if not crawler.settings.getbool("CAPTURE_RAW_HTML"):
             raise NotConfigured("CAPTURE_RAW_HTML is off")
         return cls()
 

@@ -61,7 +61,7 @@ class Collector:
             key_prefix(settings),
             template,
             str(settings.get("JSONFEED_PATH") or ""),
-            settings.getint("JSONFEED_MAX_ITEMS", 500),
+            settings.getint("JSONFEED_MAX_ITEMS"),
         )
 
     @property

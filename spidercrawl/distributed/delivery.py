@@ -79,7 +79,7 @@ class RedisDelivery:
         delivery = cls(
             redis_client(settings.get("REDIS_URL")),
             key_prefix(settings),
-            settings.getbool("INCREMENTAL_ENABLED", True),
+            settings.getbool("INCREMENTAL_ENABLED"),
         )
         delivery.url = str(settings.get("REDIS_URL"))
         return delivery

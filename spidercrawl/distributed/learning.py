@@ -47,7 +47,7 @@ class SharedLearning:
             redis_client(settings.get("REDIS_URL")),
             key_prefix(settings),
             3 * max(1, settings.getint("LEARN_MIN_PAGES")),
-            max(10, settings.getint("REDIS_LEARN_LOCK", 600)),
+            max(10, settings.getint("REDIS_LEARN_LOCK")),
         )
 
     def add_page(self, site: str, page: dict[str, Any]) -> int:

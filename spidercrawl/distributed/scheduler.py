@@ -86,7 +86,7 @@ class ReliableScheduler(Scheduler):
         settings = crawler.settings
         scheduler.prefix = key_prefix(settings)
         scheduler.worker = worker_id()
-        scheduler.timeout = max(3, settings.getint("REDIS_WORKER_TIMEOUT", 60))
+        scheduler.timeout = max(3, settings.getint("REDIS_WORKER_TIMEOUT"))
         scheduler.inflight_key = f"{scheduler.prefix}:inflight:{scheduler.worker}"
         scheduler.heartbeat = task.LoopingCall(scheduler.beat)
         scheduler.redis_failed = False

@@ -51,8 +51,8 @@ class RedisSiteQueue:
         return cls(
             redis_client(settings.get("REDIS_URL")),
             key_prefix(settings),
-            settings.getfloat("REDIS_IDLE_CLOSE", 30),
-            settings.getbool("REDIS_WAIT_FOREVER", False),
+            settings.getfloat("REDIS_IDLE_CLOSE"),
+            settings.getbool("REDIS_WAIT_FOREVER"),
         )
 
     def push(self, specs: Iterable[SiteSpec]) -> int:

@@ -62,8 +62,8 @@ class FastPathMiddleware:
         self.crawler = crawler
         self.store = ModelStore(settings.get("MODELS_DIR"))
         self.models: dict[str, SiteModel | None] = {}  # per site: a model with usable rules
-        self.max_bytes = settings.getint("FAST_PATH_MAX_BYTES", 4 * 2**20)
-        self.max_elements = settings.getint("FAST_PATH_MAX_ELEMENTS", 25_000)
+        self.max_bytes = settings.getint("FAST_PATH_MAX_BYTES")
+        self.max_elements = settings.getint("FAST_PATH_MAX_ELEMENTS")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FastPathMiddleware:

@@ -178,7 +178,7 @@ class MultiPostMiddleware:
     """Spider middleware: splits page items of pages with several posts."""
 
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("POSTS_SPLIT_ENABLED", True):
+        if not crawler.settings.getbool("POSTS_SPLIT_ENABLED"):
             raise NotConfigured("POSTS_SPLIT_ENABLED is off")
         self.crawler = crawler
 

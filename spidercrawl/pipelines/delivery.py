@@ -52,7 +52,7 @@ class DeliveryPipeline:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not settings.getbool("LEARN_ENABLED", True):
+        if not settings.getbool("LEARN_ENABLED"):
             if not settings.getdict("FEEDS") and settings.get("ARTICLES_FILE"):
                 logger.warning(
                     "LEARN_ENABLED=False yields page items, not articles, and %s takes "
@@ -61,9 +61,9 @@ class DeliveryPipeline:
                 )
             raise NotConfigured("LEARN_ENABLED is off: page items, no articles to deliver")
         self.crawler = crawler
-        self.incremental = settings.getbool("INCREMENTAL_ENABLED", True)
-        self.state_dir = Path(settings.get("STATE_DIR", "state"))
-        self.save_every = max(1, settings.getint("INCREMENTAL_SAVE_EVERY", 500))
+        self.incremental = settings.getbool("INCREMENTAL_ENABLED")
+        self.state_dir = Path(settings.get("STATE_DIR"))
+        self.save_every = max(1, settings.getint("INCREMENTAL_SAVE_EVERY"))
         self.articles_template = articles_file_template(settings)
         self.sites: dict[str, SiteMemory | None] = {}
         self.files: dict[str, ArticlesFile] = {}

@@ -126,16 +126,16 @@ class JsonFeedPipeline:
 
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not settings.getbool("JSONFEED_ENABLED", True):
+        if not settings.getbool("JSONFEED_ENABLED"):
             raise NotConfigured("JSONFEED_ENABLED is off")
-        if not settings.getbool("LEARN_ENABLED", True):
+        if not settings.getbool("LEARN_ENABLED"):
             raise NotConfigured("LEARN_ENABLED is off: page items, no articles to feed")
         if settings.get("REDIS_URL"):
             raise NotConfigured("with Redis, python -m spidercrawl.collect writes the feeds")
         self.crawler = crawler
         self.articles_template = articles_file_template(settings)
-        self.path_template = settings.get("JSONFEED_PATH", "output/%(site)s/feed.json")
-        self.max_items = max(1, settings.getint("JSONFEED_MAX_ITEMS", 500))
+        self.path_template = settings.get("JSONFEED_PATH")
+        self.max_items = max(1, settings.getint("JSONFEED_MAX_ITEMS"))
         self.items: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
         self.home_pages: dict[str, str] = {}
 

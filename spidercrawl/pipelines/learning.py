@@ -118,26 +118,26 @@ class SiteLearningPipeline:
         self.crawler = crawler
         self.min_pages = max(1, settings.getint("LEARN_MIN_PAGES"))
         self.min_pages_at_end = max(1, settings.getint("LEARN_MIN_PAGES_AT_END"))
-        self.max_wait_pages = max(self.min_pages, settings.getint("LEARN_MAX_WAIT_PAGES", 30))
-        self.headline_in_text = settings.getbool("ARTICLE_HEADLINE_IN_TEXT", True)
-        self.articles_only = settings.getbool("ARTICLES_ONLY", True)
+        self.max_wait_pages = max(self.min_pages, settings.getint("LEARN_MAX_WAIT_PAGES"))
+        self.headline_in_text = settings.getbool("ARTICLE_HEADLINE_IN_TEXT")
+        self.articles_only = settings.getbool("ARTICLES_ONLY")
         self.store = ModelStore(
-            Path(settings.get("MODELS_DIR")), settings.getint("MODEL_VERSIONS_KEPT", 5)
+            Path(settings.get("MODELS_DIR")), settings.getint("MODEL_VERSIONS_KEPT")
         )
-        self.drift_window = max(1, settings.getint("DRIFT_WINDOW", 10))
-        self.drift_share = settings.getfloat("DRIFT_MAX_FAILURE_SHARE", 0.5)
+        self.drift_window = max(1, settings.getint("DRIFT_WINDOW"))
+        self.drift_share = settings.getfloat("DRIFT_MAX_FAILURE_SHARE")
         eps = settings.get("LEARN_DBSCAN_EPS")
         self.model_params = {
             "similarity": settings.get("LEARN_SIMILARITY"),
             "eps": float(eps) if eps not in (None, "", "None") else None,
             "min_page_share": settings.getfloat("LEARN_DBSCAN_MIN_PAGE_SHARE"),
             "random_state": settings.getint("LEARN_SEED"),
-            "layouts": settings.getbool("LEARN_LAYOUTS", True),
+            "layouts": settings.getbool("LEARN_LAYOUTS"),
         }
         self.unseen = _unseen_extractor(settings) if settings.getbool("UNSEEN_ENABLED") else None
         self.consensus = (
             ConsensusExtractor(self.unseen)
-            if self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS", True)
+            if self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS")
             else None
         )
         self.sites: dict[str, SiteState] = {}
