@@ -81,10 +81,6 @@ class SharedLearning:
         key = f"{self.prefix}:learning:{site}"
         return bool(GUARD(self.redis.set, key, self.worker, nx=True, ex=self.lock_seconds))
 
-    def locked_by_other(self, site: str) -> bool:
-        holder = GUARD(self.redis.get, f"{self.prefix}:learning:{site}")
-        return bool(holder) and as_text(holder) != self.worker
-
     def unlock(self, site: str) -> None:
         GUARD(self.release_script, keys=[f"{self.prefix}:learning:{site}"], args=[self.worker])
 

@@ -44,10 +44,14 @@ def _fulltext() -> PageExtractor:
     return extract
 
 
-def _trafilatura() -> PageExtractor:
-    import trafilatura
+def _crawl_peer(name: str) -> PageExtractor:
+    """A peer as the crawl's consensus runs it (one wrapper per peer: the evaluation's
+    trafilatura and readability-lxml are the crawl's), on the page's decoded bytes."""
+    from spidercrawl.document.html import decode_html
+    from spidercrawl.extract.consensus import PEER_FACTORIES
 
-    return lambda html: trafilatura.extract(html, include_comments=False) or ""
+    peer = PEER_FACTORIES[name]()
+    return lambda html: peer(decode_html(html)[0] if isinstance(html, bytes) else html)
 
 
 def _trafilatura_metadata() -> PageExtractor:
@@ -85,19 +89,6 @@ def _raw_consensus() -> PageExtractor:
     return extract
 
 
-def _readability() -> PageExtractor:
-    import lxml.html
-    from readability import Document
-
-    from spidercrawl.document.html import decode_html
-
-    def extract(html: bytes) -> str:
-        summary = Document(decode_html(html)[0]).summary(html_partial=True)
-        return lxml.html.fromstring(summary).text_content() if summary.strip() else ""
-
-    return extract
-
-
 def _justext() -> PageExtractor:
     import justext
 
@@ -124,10 +115,10 @@ _PAGE_METHODS: dict[str, tuple[str | None, Callable[[], PageExtractor]]] = {
     "cetd": (None, lambda: _density(None)),
     **{name: (None, lambda name=name: _density(name)) for name in DENSITY_METHODS},
     "fulltext": (None, _fulltext),
-    "trafilatura": ("trafilatura", _trafilatura),
+    "trafilatura": ("trafilatura", lambda: _crawl_peer("trafilatura")),
     "trafilatura-metadata": ("trafilatura", _trafilatura_metadata),
     "raw-consensus": ("trafilatura", _raw_consensus),
-    "readability-lxml": ("readability", _readability),
+    "readability-lxml": ("readability", lambda: _crawl_peer("readability")),
     "justext": ("justext", _justext),
     "boilerpy3": ("boilerpy3", _boilerpy3),
 }

@@ -64,7 +64,6 @@ CONFIRM_BONUS = 0.1
 DENSITY_AGREEMENT: float | None = 0.6
 PEERS = ("trafilatura", "readability")
 FIRST_PEER = "readability"  # the quicker of the two peers on our pages
-PEER_MODULES = {"trafilatura": "trafilatura", "readability": "readability"}
 
 PeerExtractor = Callable[[str], str]
 # A learned site's articles the peers may overrule: the site model's own, and text
@@ -147,7 +146,7 @@ PEER_FACTORIES: dict[str, Callable[[], PeerExtractor]] = {
 
 def available_peers() -> list[str]:
     """The peers installed here (``pip install -r requirements.txt`` installs both)."""
-    return [name for name in PEERS if importlib.util.find_spec(PEER_MODULES[name]) is not None]
+    return [name for name in PEERS if importlib.util.find_spec(name) is not None]  # as imported
 
 
 def peer_text(name: str, peer: PeerExtractor, raw: str, url: object = None) -> str:
