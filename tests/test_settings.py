@@ -123,12 +123,12 @@ def test_no_component_repeats_a_default_that_settings_py_sets() -> None:
     assert repeated == []
 
 
-def test_the_readmes_settings_table_names_settings_that_exist() -> None:
+def test_the_settings_reference_names_settings_that_exist() -> None:
     import re
 
     from spidercrawl.files import PROJECT_ROOT
 
-    readme = (PROJECT_ROOT / "README.md").read_text("utf-8")
+    readme = (PROJECT_ROOT / "docs" / "settings.md").read_text("utf-8")
     table = readme[readme.index("## Settings") :]
     table = table[: table.index("\n\n", table.index("| setting |"))]
     first_cells = [row.split("|")[1] for row in table.splitlines() if row.startswith("| `")]
