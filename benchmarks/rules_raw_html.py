@@ -7,9 +7,9 @@ a site model (with layouts) is learned from the training pages, and on each test
 rules are applied three ways: to the rendered DOM (where they were learned), to the raw
 HTML parsed as the fast path parses it (:func:`~spidercrawl.document.html.parse_raw_html`,
 the tree a browser builds) and to the raw HTML parsed by libxml2 alone (the fast path
-before session 26). Prints, per dataset, how many test pages pass the rules' check each
-way, and every page where the raw HTML and the DOM disagree. ``CACHE`` is the evaluation
-command's crawl cache (pages rendered once and kept).
+before raw HTML was parsed as a browser does). Prints, per dataset, how many test pages
+pass the rules' check each way, and every page where the raw HTML and the DOM disagree.
+``CACHE`` is the evaluation command's crawl cache (pages rendered once and kept).
 """
 
 from __future__ import annotations

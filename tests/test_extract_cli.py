@@ -1,6 +1,6 @@
 """Extraction without a crawl (``spidercrawl.extract_html``, ``python -m spidercrawl.extract``),
 and the small things a user sees: dates with zone names, the feed schema, titles in Chinese,
-escaping in the local server (issue 21)."""
+escaping in the local server."""
 
 from __future__ import annotations
 

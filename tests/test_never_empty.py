@@ -1,4 +1,4 @@
-"""A page the browser fails on still gives its article, from its raw HTML (issue 18).
+"""A page the browser fails on still gives its article, from its raw HTML.
 
 A real HTTP server whose article pages load a script that never arrives in time, so
 Chromium's navigation times out; the spider then fetches the page plainly and the article

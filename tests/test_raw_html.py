@@ -1,5 +1,5 @@
 """Raw HTML is parsed into the tree Chromium builds, so rules learned from the browser's DOM
-hold on a plain fetch of the same page (issue 17, item 4)."""
+hold on a plain fetch of the same page."""
 
 from __future__ import annotations
 

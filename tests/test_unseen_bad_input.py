@@ -1,4 +1,4 @@
-"""A site never seen, with the pages issue 18 names as bad input, through ``scrapy crawl``.
+"""A site never seen, with bad input pages, through ``scrapy crawl``.
 
 Each page must give an article, or a logged reason, and never a crash: a page with no
 description, one with neither title nor description, pages whose description is the

@@ -1,4 +1,4 @@
-"""What a Scrapy user trips over (issue 21), end to end through ``scrapy crawl news``.
+"""What a Scrapy user trips over, end to end through ``scrapy crawl news``.
 
 The site is a plain folder served by ``python -m http.server`` on 127.0.0.1 (a host with a
 port, no sitemap, no feed): a home page, three section pages, an about page and five

@@ -56,7 +56,7 @@ METHODS = ("cetd-ds", "cectd-ds", "cectd-s")
 DEFAULT_METHOD = "cectd-ds"
 # spidercrawl's own default (method "cetd"): keep only marked regions with at least half the
 # unlinked text of the largest. On ../shared/datasets (`python -m spidercrawl.evaluate
-# ../shared/datasets --methods cetd,cectd-ds`, session 31), F1 per page without it
+# ../shared/datasets --methods cetd,cectd-ds`), F1 per page without it
 # (cectd-ds) 0.836 / 0.748 / 0.870, with it 0.947 / 0.839 / 0.918 (cleanportaleval /
 # dragnet / l3s-gn1; the share was chosen on these datasets).
 PRODUCT_REGION_SHARE = 0.5

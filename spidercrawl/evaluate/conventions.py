@@ -5,7 +5,7 @@ default); a crawl for a corpus of article bodies turns it off. Gold texts differ
 way: cleaneval-style golds open with the headline, article-body golds (the
 Zyte/Scrapinghub benchmark's ``articleBody``) leave it out. Scored against the other
 convention, our text gains or loses about a point of F1 for a reason that is not
-extraction (session 28: the headline is worth 1.0 / 1.3 / 0.8 points on the dev
+extraction (the headline is worth 1.0 / 1.3 / 0.8 points on the dev
 datasets). So by default the evaluation scores our text in the convention of each
 dataset's gold, the way a user who wants that kind of text would set the crawl: a dataset
 is "with headline" when most of its gold texts open with a line like the page's title.

@@ -68,7 +68,7 @@ def _trafilatura_metadata() -> PageExtractor:
 
 
 def _raw_consensus() -> PageExtractor:
-    """A cold start without the browser (issue 18: "if raw HTML gives the same quality, a
+    """A cold start without the browser ("if raw HTML gives the same quality, a
     site's cold start needs to render only the pages it learns from"): the medoid of
     trafilatura, readability-lxml (as the crawl's consensus runs them) and our text density,
     all three on the raw HTML, as `unseen` takes the medoid of our rendered blocks and the

@@ -152,7 +152,7 @@ def rules_split_table(split: Mapping[str, Mapping[str, Mapping[str, object]]]) -
     return "\n".join(lines) + "\n"
 
 
-TARGET_FAST_PATH_SHARE = 0.8  # issue 17: of a learned site's pages, by the fast path
+TARGET_FAST_PATH_SHARE = 0.8  # goal: of a learned site's pages, by the fast path
 
 
 def _site_shares(pairs: Iterable[tuple[PageRecord, bool]]) -> dict[str, float]:
@@ -190,7 +190,7 @@ SITE_MODEL = "site model"  # a learned page whose text is the site model's own
 # ... by its extraction rules, on a page of no known layout where they hold on the DOM
 SITE_MODEL_RULES = "site model's rules"
 OWN_WAYS = frozenset({SITE_MODEL, SITE_MODEL_RULES})
-TARGET_SITE_MODEL_SHARE = 0.9  # issue 17: of a learned site's pages, by its own model
+TARGET_SITE_MODEL_SHARE = 0.9  # goal: of a learned site's pages, by its own model
 
 
 def learned_way(record: PageRecord) -> str:

@@ -204,9 +204,9 @@ def worker_pool(jobs: int | None) -> Iterator[ProcessPoolExecutor]:
     Forked from the evaluation itself, workers inherited its heap (every crawled page it
     had loaded: tens of millions of objects). Full garbage collections walked it, 2.6 to
     2.9 s of CPU charged to whichever page was being timed, until it was frozen before the
-    fork (session 19); even frozen, the inherited heap slowed our extraction (the
+    fork; even frozen, the inherited heap slowed our extraction (the
     never-seen path on the three datasets with the shipped model: 71 / 50 / 70 pages/s
-    forked, 75-81 / 52-57 / 71-73 in three runs from the server, session 27), while the
+    forked, 75-81 / 52-57 / 71-73 in three runs from the server), while the
     page methods' workers, forked after those pages were let go, did not carry it. Now
     every worker starts from the ``forkserver`` (a fresh interpreter), receives its jobs
     pickled, as before, and logs as the main process does."""

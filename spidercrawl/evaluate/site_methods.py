@@ -329,7 +329,7 @@ def run_learned(job: SiteJob) -> SiteOutcome:
 
 
 # The consensus's constants tried: ``own_bonus``, and ``density_agreement`` (None: off;
-# 0.8, 0.7 and 0.6 added in session 32). Over several datasets the evaluation picks, for
+# 0.8, 0.7 and 0.6 added later). Over several datasets the evaluation picks, for
 # each dataset, a setting by its scores on the others (:func:`choose_unseen_bonus`).
 UNSEEN_BONUS_GRID = (0.0, 0.05, 0.1, 0.2, 0.3)
 UNSEEN_AGREEMENT_GRID = (None, 0.95, 0.9, 0.8, 0.7, 0.6)

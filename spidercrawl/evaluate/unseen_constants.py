@@ -1,7 +1,7 @@
 """Leave one dataset out for the constants inside our blocks' extractor of sites never seen.
 
 The cross-site SVM's C and the extractor's density bonus, tolerance and relevance bonus
-(:class:`~spidercrawl.extract.unseen.UnseenExtractor`) were chosen in session 8 on the dev
+(:class:`~spidercrawl.extract.unseen.UnseenExtractor`) were chosen on the dev
 datasets themselves, so the ``unseen`` figures on those datasets were not clean of them.
 Here every setting of a grid is scored on every page with a cross-site model that never saw
 the page's dataset (one per C and held-out dataset,

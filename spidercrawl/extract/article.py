@@ -128,7 +128,7 @@ def rules_on_render(page: Mapping[str, Any], model: SiteModel) -> RuleExtraction
     A page whose blocks are mostly in tag paths the training pages never had can still
     hold its article where the rules' selectors point: an extra wrapper or a sidebar of
     another template moves the tag paths, not the article's selectors. Over the datasets'
-    4 folds (session 29), of the 55 pages that went to the never-seen extractor this way
+    4 folds, of the 55 pages that went to the never-seen extractor this way
     or because the model found almost nothing, the rules hold on 17, none worse for it
     and 12 better (paulocoelhoblog.com 0.17 -> 0.74, 0.26 -> 1.0); learned 0.9497 ->
     0.9514 over all 1,036 pages. Designed on those pages."""

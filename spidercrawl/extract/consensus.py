@@ -44,17 +44,17 @@ OWN = "blocks"
 # A site never seen: our blocks' lead in the vote, and how closely the quicker peer must
 # agree to settle it. The evaluation's rule (of the settings within one standard error of
 # the best F1, the fastest; ``choose_unseen_bonus``) chose 0.3 for each dataset held out
-# (sessions 27-31) and chooses it on all three dev datasets together; 0.1, shipped before
-# session 31, scored the same within a fifth of a point and ran the slower peer more often.
+# and chooses it on all three dev datasets together; 0.1 scored the same within a fifth of
+# a point and ran the slower peer more often (docs/measurements.md).
 OWN_BONUS = 0.3
-# A site model's own article against the peers (:meth:`ConsensusExtractor.confirm`):
-# session 24's constant, measured with the learned path's 4 folds.
+# A site model's own article against the peers (:meth:`ConsensusExtractor.confirm`),
+# measured with the learned path's 4 folds.
 CONFIRM_BONUS = 0.1
 # Where our blocks' article and text density's agree this much (word F1), neither peer is
 # run: the two read the same rendered page in different ways, and where they agree the
-# peers seldom overrule them. None: the peers always vote. The evaluation's rule chose 0.9
-# from (off, 0.95, 0.9) in sessions 27-31; offered 0.8, 0.7 and 0.6 too (session 32), it
-# chose 0.6 for each dataset held out and on all three together (there, mean F1 0.9524
+# peers seldom overrule them. None: the peers always vote. Offered off, 0.95, 0.9, 0.8,
+# 0.7 and 0.6, the evaluation's rule chose 0.6 for each dataset held out and on all three
+# together (there, mean F1 0.9524
 # against a bar of 0.9522, the best setting's 0.9553 less its standard error: inside by a
 # hair; the next, 0.7, scores 0.9542 and is 3% slower on dragnet). Between 0.6 and 0.9 the
 # peers changed 9 of the 1,036 pages' articles (-0.7 F1 in sum on each of dragnet and
@@ -94,7 +94,7 @@ class PeerExtraction:
 def _trafilatura() -> PeerExtractor:
     """trafilatura with its defaults, its fallbacks included. Without them (``fast=True``)
     the vote took 1.5 ms a page less on dragnet, but on the pages where the peers are asked
-    its fallbacks are what it is asked for: in the leave-one-dataset-out run (session 30) a
+    its fallbacks are what it is asked for: in a leave-one-dataset-out run a
     never-seen washingtonpost.com page fell from 0.90 to 0.09 and a site model's bbc.com
     page, overruled by the peers, from 0.96 to 0.40 (10 never-seen pages changed, -0.58 in
     sum; 14 learned, -0.23)."""
@@ -294,7 +294,7 @@ class ConsensusExtractor:
         other fallbacks' articles are returned unchanged.
 
         Text density's last resort was confirmed too after the evaluation's pages by way
-        (4 folds, session 19) showed its 7 pages at F1 0.41 (dragnet) and 0.89 (l3s-gn1)
+        (4 folds) showed its 7 pages at F1 0.41 (dragnet) and 0.89 (l3s-gn1)
         where the consensus had 0.88 and 0.96: a page where our blocks found nothing is a
         page for the peers. Designed on those 7 pages, so not a clean figure.
 
@@ -302,13 +302,13 @@ class ConsensusExtractor:
         or where the site model found almost nothing) gets the vote a never-seen site's
         page gets (:meth:`vote`), without text density's gate and with the learned path's
         ``confirm_bonus``: that gate saves the peers' time on every page of a site never
-        seen, and these pages are a few of a learned site's (session 28, 4 folds: of the 55
+        seen, and these pages are a few of a learned site's (4 folds: of the 55
         such pages, one changed, l3s-gn1 smh.com.au 000 0.755 -> 0.980, where our blocks
         and density agreed on the wrong text; with the never-seen path's ``own_bonus`` of
-        0.3, session 31, it went back to 0.755 and two other pages moved, -0.15 in sum).
+        0.3, it went back to 0.755 and two other pages moved, -0.15 in sum).
         Its method and reason stay, so the crawl still collects pages of no known
         layout into a new layout. Before, our blocks alone
-        decided there: session 22's pages by way showed those pages at F1 0.79 / 0.92
+        decided there: the evaluation's pages by way showed those pages at F1 0.79 / 0.92
         (dragnet / l3s-gn1) where readability-lxml had 0.89 / 0.96."""
         if learned.sure:
             return learned, ""

@@ -93,7 +93,7 @@ class Rule:
 
 
 # How the render decision parsed the training pages' raw HTML: as a browser builds it
-# (:func:`~spidercrawl.document.html.parse_raw_html`). Rules fitted before session 26
+# (:func:`~spidercrawl.document.html.parse_raw_html`). Rules fitted before that
 # lack the attribute: their decision read libxml2's tree, which called plain-HTML
 # articles "drawn by scripts" (three l3s-gn1 sites), so such models are learned again.
 RAW_PARSER = "html5"
