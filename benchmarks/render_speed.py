@@ -82,11 +82,12 @@ def pss_mib(pids: list[int]) -> float:
 
 
 def driver_pids(pids: list[int]) -> list[int]:
-    """Playwright's driver among ``pids``: the node process."""
+    """Playwright's driver among ``pids``: the node process (its thread is named
+    ``node-MainThread``)."""
     found = []
     for pid in pids:
         try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "node":
+            if Path(f"/proc/{pid}/comm").read_text().startswith("node"):
                 found.append(pid)
         except OSError:
             continue
