@@ -8,7 +8,7 @@ Reads the delivery stream of the Redis that the workers share and appends each a
 its site's articles file (``ARTICLES_FILE``, ``output/<site>/articles.jsonl``), then
 rebuilds the sites' JSON Feeds. Run once after the workers, or with ``--follow`` beside
 them. Killed and started again, it writes each article once
-(:mod:`spidercrawl.distributed.collect`). Prints each site's verdicts so far.
+(:mod:`spidercrawl.collector`). Prints each site's verdicts so far.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import sys
 
 from scrapy.utils.project import get_project_settings
 
+from spidercrawl.collector import Collector, collect
 from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
-from spidercrawl.distributed.collect import Collector, collect
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -110,7 +110,7 @@ def test_an_element_marked_with_several_blocks_gives_each_its_density() -> None:
     every block number it holds ("0 2"): each run gets the element's densities, and each
     is in text density's article when the element is."""
     from spidercrawl.document.density import rendered_page_density
-    from spidercrawl.extract.article import block_indices
+    from spidercrawl.extract.cold_start import block_indices
     from spidercrawl.learn.blocks import block_densities
 
     html = (

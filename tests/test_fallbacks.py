@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from spidercrawl.extract.article import (
-    cold_start_extraction,
     density_fallback,
     learned_extraction,
     unseen_fallback,
 )
+from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import add_densities, page_blocks
 from spidercrawl.learn.container import fit_container, inside_container

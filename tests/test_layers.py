@@ -2,8 +2,8 @@
 
 The layers, lowest first: basics every part shares (text and tokenizing, HTML parsing,
 files, URLs, items, memory), the Redis state of a distributed crawl, capture, learning,
-extraction, the pipelines (and extraction without a crawl, :mod:`spidercrawl.api`), the
-spider, and the programs on top (evaluation, server, command lines). Every import of
+extraction (extraction without a crawl, :mod:`spidercrawl.extract.api`, among it), the
+pipelines, the spider, and the programs on top (evaluation, server, command lines). Every import of
 every module is read from its source, those inside functions included.
 """
 
@@ -29,17 +29,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("capture", ("spidercrawl.capture",)),
     ("learn", ("spidercrawl.learn",)),
     ("extract", ("spidercrawl.extract",)),
-    ("pipelines", ("spidercrawl.pipelines", "spidercrawl.api")),
+    ("pipelines", ("spidercrawl.pipelines",)),
     ("spider", ("spidercrawl.spiders",)),
     (
         "programs",
         (
             "spidercrawl.evaluate", "spidercrawl.serve", "spidercrawl.commands",
-            "spidercrawl.collect", "spidercrawl.enqueue",
-            # The collector writes the delivered articles with the pipelines' writers.
-            "spidercrawl.distributed.collect",
-            # ``python -m spidercrawl.extract`` runs extraction without a crawl (the api).
-            "spidercrawl.extract.__main__",
+            "spidercrawl.collect", "spidercrawl.collector", "spidercrawl.enqueue",
             # The package's own ``extract_html`` is the api's, imported on first use.
             "spidercrawl.__init__",
         ),
@@ -94,13 +90,36 @@ def test_no_module_imports_a_higher_layer() -> None:
     assert not upward, "\n".join(upward)
 
 
+def test_no_two_modules_import_each_other() -> None:
+    """No import circle, not even one for type hints only: within a layer too, a module
+    is below the ones that import it. (A package's ``__init__`` is left out: importing
+    ``spidercrawl.x.y`` names ``spidercrawl.x`` too.)"""
+    graph = {
+        module_name(path): {m for m in imported_modules(path) if m != module_name(path)}
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py"
+    }
+    circles = []
+    for start in sorted(graph):
+        stack, seen = [(start, [start])], set()
+        while stack:
+            module, trail = stack.pop()
+            for imported in graph.get(module, ()):
+                if imported == start:
+                    circles.append(" -> ".join([*trail, start]))
+                elif imported not in seen:
+                    seen.add(imported)
+                    stack.append((imported, [*trail, imported]))
+    assert not circles, "\n".join(sorted(set(circles)))
+
+
 def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     """The check itself: a learning module importing extraction is caught."""
     source = tmp_path / "model.py"
     source.write_text("def f():\n    from spidercrawl.extract.unseen import UnseenExtractor\n")
     (imported,) = imported_modules(source)
     assert layer_of(imported) > layer_of("spidercrawl.learn.model")
-    collector, writer = "spidercrawl.distributed.collect", "spidercrawl.pipelines.jsonfeed"
+    collector, writer = "spidercrawl.collector", "spidercrawl.pipelines.jsonfeed"
     assert layer_of(collector) > layer_of(writer)
     state, capture = "spidercrawl.distributed.delivery", "spidercrawl.capture.conditional"
     assert layer_of(state) < layer_of(capture)

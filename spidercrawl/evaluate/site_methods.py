@@ -47,7 +47,8 @@ from spidercrawl.evaluate.runner import (
     read_gold,
     score_record,
 )
-from spidercrawl.extract.article import cold_start_extraction, learned_extraction
+from spidercrawl.extract.article import learned_extraction
+from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.consensus import (
     DENSITY_AGREEMENT,
     OWN,

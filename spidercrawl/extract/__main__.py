@@ -22,8 +22,8 @@ from typing import IO
 from itemadapter import ItemAdapter
 from tqdm import tqdm
 
-from spidercrawl.api import extract_html, load_site_model
 from spidercrawl.archive import ArchivedPage, ReadCounts, ReadError, read_pages
+from spidercrawl.extract.api import extract_html, load_site_model
 from spidercrawl.learn.model import LearningError
 
 logger = logging.getLogger("spidercrawl.extract")

@@ -1,38 +1,21 @@
-"""Extraction from a rendered page item when no site model applies: text density.
-
-The crawler's page item carries the rendered DOM (``rendered_html``, hidden elements
-marked by the capture script), so text density runs render-aware here.
-"""
+"""A learned site's article of a rendered page item, and the fallbacks where its model
+does not fit the page (the site's rules on the DOM, the cross-site extractor less the
+site's template, its article container, text density)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from spidercrawl.document.density import DensityResult, rendered_page_density
+from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import first_description
-from spidercrawl.learn.blocks import Block, block_numbers, page_blocks
+from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
+from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import Extraction, SiteModel
 from spidercrawl.learn.rules import RuleExtraction
 
 if TYPE_CHECKING:
     from spidercrawl.extract.unseen import UnseenExtractor
-
-
-def cold_start_extraction(page: Mapping[str, Any]) -> DensityResult:
-    """CETD on the page's rendered HTML: the article of a page of a site not learned yet."""
-    html = page.get("rendered_html") or ""
-    if not html:
-        return DensityResult("cectd-ds", reason="the page item has no rendered_html")
-    return rendered_page_density(html)
-
-
-def block_indices(result: DensityResult) -> set[int]:
-    """The capture script's block numbers (``data-sc-block``) inside the density content."""
-    indices = set()
-    for element in result.content:
-        indices.update(block_numbers(element))
-    return indices
 
 
 def density_fallback(

@@ -32,7 +32,8 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from spidercrawl.extract.article import LearnedArticle, cold_start_extraction
+from spidercrawl.extract.article import LearnedArticle
+from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import Extraction

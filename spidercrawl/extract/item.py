@@ -1,6 +1,6 @@
 """The article item of a page: extraction plus metadata, title and headline.
 
-Shared by the crawl's pipeline and by extraction without a crawl (:mod:`spidercrawl.api`),
+Shared by the crawl's pipeline and by extraction without a crawl (:mod:`spidercrawl.extract.api`),
 so that both deliver the same item for the same page.
 """
 
@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from spidercrawl.document.page import first_description, html_headlines
-from spidercrawl.extract.article import checked_rules, cold_start_extraction
+from spidercrawl.extract.article import checked_rules
+from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem

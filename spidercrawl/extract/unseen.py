@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from spidercrawl.document.page import first_description
-from spidercrawl.extract.article import block_indices, cold_start_extraction
+from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
 from spidercrawl.files import PROJECT_ROOT
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import PARAGRAPH_CHARS, Extraction, SiteModel, article_mask

@@ -57,7 +57,8 @@ from twisted.internet import task
 from spidercrawl.document import language
 from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import fetched_plainly, first_description
-from spidercrawl.extract.article import UNFAMILIAR, cold_start_extraction, learned_extraction
+from spidercrawl.extract.article import UNFAMILIAR, learned_extraction
+from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item, extract_plain
 from spidercrawl.extract.metadata import SiteTitles
