@@ -20,7 +20,12 @@ def safe_name(site: str) -> str:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, flush it to disk, then rename it
+    """Write ``text`` (UTF-8) atomically: see :func:`write_bytes_atomically`."""
+    write_bytes_atomically(path, text.encode("utf-8"))
+
+
+def write_bytes_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, flush it to disk, then rename it
     over ``path``: readers see the old file or the new one, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -28,8 +33,8 @@ def write_atomically(path: Path, text: str) -> None:
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     try:
         os.chmod(temporary, mode)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)

@@ -88,6 +88,8 @@ class ArticleItem(scrapy.Item):
     crawled_at = scrapy.Field()
     update = scrapy.Field()  # "new" or "changed" since the last crawl (incremental crawls)
     post_of = scrapy.Field()  # for one post of a page of several: that page's URL
+    # A near-duplicate of an article delivered before: {"url": ..., "site": ...} of it.
+    duplicate_of = scrapy.Field()
     # In the pipelines only (the delivery pipeline records and removes it): the page's
     # ETag / Last-Modified, for a conditional fetch next time; the digest of its HTML, so
     # that the same page extracted another way is no update.

@@ -154,6 +154,11 @@ STATE_DIR = "state"  # per-site memory of delivered articles: state/<site>.json
 # Articles between snapshots of that memory (and at the end); between snapshots each
 # delivered article is one line of state/<site>.journal, so a killed crawl loses nothing.
 INCREMENTAL_SAVE_EVERY = 500
+# Near-duplicates across sites and crawls (spidercrawl/near_duplicates.py): "mark" gives
+# such an article `duplicate_of` (the feed leaves it out), "drop" does not deliver it,
+# "keep" does not look. Their index lives in STATE_DIR beside the sites' memories.
+DUPLICATES = "mark"
+NEAR_DUPLICATE_THRESHOLD = 0.8  # estimated Jaccard similarity of word 5-shingles
 JSONFEED_ENABLED = True
 JSONFEED_PATH = "output/%(site)s/feed.json"  # one JSON Feed 1.1 document per site
 JSONFEED_MAX_ITEMS = 500  # newest items kept in each feed document

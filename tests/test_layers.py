@@ -21,7 +21,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "spidercrawl.text", "spidercrawl.files", "spidercrawl.urls", "spidercrawl.items",
             "spidercrawl.signals", "spidercrawl.settings", "spidercrawl.document",
-            "spidercrawl.memory", "spidercrawl.sites", "spidercrawl.discovery",
+            "spidercrawl.memory", "spidercrawl.near_duplicates", "spidercrawl.sites",
+            "spidercrawl.discovery",
             "spidercrawl.archive", "spidercrawl.snapshot", "spidercrawl.runner",
         ),
     ),

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -121,6 +122,29 @@ def test_one_run_crawls_the_sites_of_a_sites_file(demo_copies, tmp_path, chromiu
         ]
         assert len(summary) == 1 and "articles: 8 new, 0 changed" in summary[0]
     assert result.stderr.count("Launching browser") == 1  # one browser serves every site
+    # The same stories under two hosts: of each pair, the one delivered second is marked a
+    # near-duplicate of the first, and left out of its site's feed; no other is marked.
+    by_path = {
+        site: {
+            urlsplit(a["url"]).path: a for a in read_jsonl(tmp_path / "articles" / f"{site}.jsonl")
+        }
+        for site in SITES[:2]
+    }
+    common = set(by_path[SITES[0]]) & set(by_path[SITES[1]])
+    assert common
+    for path in common:
+        pair = [by_path[site][path] for site in SITES[:2]]
+        marked = [a for a in pair if a.get("duplicate_of")]
+        assert len(marked) == 1, pair
+        (first,) = [a for a in pair if not a.get("duplicate_of")]
+        original = {"url": first["canonical_url"] or first["url"], "site": first["site"]}
+        assert marked[0]["duplicate_of"] == original
+    others = [a for site in SITES[:2] for path, a in by_path[site].items() if path not in common]
+    assert not any(a.get("duplicate_of") for a in others)
+    feeds = [
+        json.loads((tmp_path / "feeds" / f"{site}.json").read_text("utf-8")) for site in SITES[:2]
+    ]
+    assert sum(len(feed["items"]) for feed in feeds) == 16 - len(common)
     # Each bad line logged once with its number; the unreachable site failed and said so.
     assert result.stderr.count("line 5 skipped: a site line is HOST or HOST BASE_URL") == 1
     assert result.stderr.count(f"line 7: {SITES[0]} is named again: crawled once") == 1

@@ -34,7 +34,8 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 
 from spidercrawl.files import safe_name
-from spidercrawl.memory import SiteMemory, Verdict, article_identity, page_key
+from spidercrawl.memory import ArticleIdentity, SiteMemory, Verdict, article_identity, page_key
+from spidercrawl.near_duplicates import DeliveredArticle, NearDuplicateIndex
 from spidercrawl.pipelines.articles_file import (
     ArticlesFile,
     articles_file_path,
@@ -45,6 +46,7 @@ from spidercrawl.pipelines.articles_file import (
 logger = logging.getLogger(__name__)
 
 VERDICTS: tuple[Verdict, ...] = ("new", "changed", "unchanged", "duplicate")
+DUPLICATE_MODES = ("keep", "mark", "drop")
 
 
 class DeliveryPipeline:
@@ -74,6 +76,14 @@ class DeliveryPipeline:
             from spidercrawl.distributed.delivery import RedisDelivery
 
             self.redis = RedisDelivery.from_settings(settings)
+        self.duplicates = str(settings.get("DUPLICATES")).lower()
+        if self.duplicates not in DUPLICATE_MODES:
+            raise ValueError(f"DUPLICATES takes {', '.join(DUPLICATE_MODES)}: {self.duplicates!r}")
+        self.near: NearDuplicateIndex | None = None
+        if self.duplicates != "keep":
+            # With Redis each worker knows the articles it delivered in this run only.
+            kept = self.state_dir if self.incremental and self.redis is None else None
+            self.near = NearDuplicateIndex(kept, settings.getfloat("NEAR_DUPLICATE_THRESHOLD"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DeliveryPipeline:
@@ -119,8 +129,9 @@ class DeliveryPipeline:
         validators = adapter.pop("validators", None)  # recorded here, not delivered
         page = (page_key(str(adapter.get("url") or "")), validators) if validators else None
         digest = adapter.pop("page_digest", None) or ""  # recorded here, not delivered
-        article = dict(adapter.items())  # shallow, once: identity and the file's line
-        identity = article_identity({**article, "page_digest": digest})
+        identity = article_identity({**adapter, "page_digest": digest})
+        original = self._near_duplicate(site, identity, adapter)
+        article = dict(adapter.items())  # shallow, once: the file's line
         now = _now()
         if self.redis is not None:
             verdict, other = self.redis.deliver(site, identity, adapter, now, page)
@@ -138,6 +149,10 @@ class DeliveryPipeline:
         if verdict == "duplicate":
             raise DropItem(f"same text as {other}: {identity.url}", log_level="INFO")
         adapter["update"] = verdict
+        if self.near is not None and original is None:  # the first of its story
+            self.near.add(
+                _near_key(site, identity), DeliveredArticle(identity.url, site), article["text"]
+            )
         if self.redis is not None:  # already in the delivery stream, atomically
             return item
         articles = self._file(site)
@@ -148,6 +163,24 @@ class DeliveryPipeline:
             if memory.dirty >= self.save_every:
                 memory.save(self.started)
         return item
+
+    def _near_duplicate(
+        self, site: str, identity: ArticleIdentity, adapter: ItemAdapter
+    ) -> DeliveredArticle | None:
+        """The article delivered before that this one is a near-duplicate of, if any:
+        marked in ``duplicate_of`` and counted, or (``DUPLICATES=drop``) not delivered."""
+        if self.near is None:
+            return None
+        original = self.near.duplicate_of(_near_key(site, identity), str(adapter.get("text") or ""))
+        if original is None:
+            return None
+        self.crawler.stats.inc_value("spidercrawl/articles/near_duplicates")
+        self.crawler.stats.inc_value(f"spidercrawl/site/{site}/near_duplicate")
+        logger.info("%s is a near-duplicate of %s (%s)", identity.url, original.url, original.site)
+        if self.duplicates == "drop":
+            raise DropItem(f"a near-duplicate of {original.url}: {identity.url}", log_level="INFO")
+        adapter["duplicate_of"] = {"url": original.url, "site": original.site}
+        return original
 
     def open_spider(self, spider: Spider | None = None) -> None:
         """A last line that a killed process left half-written is cut now, not when the
@@ -162,6 +195,8 @@ class DeliveryPipeline:
         """Runs once every item is through the pipelines (before ``spider_closed``)."""
         for articles in self.files.values():
             articles.close()
+        if self.near is not None:
+            self.near.save()
         for site, memory in self.sites.items():
             if memory is not None:
                 memory.save(self.started)
@@ -170,6 +205,12 @@ class DeliveryPipeline:
                 site,
                 self.redis.describe() if self.redis else memory.path if memory else "nowhere",
             )
+
+
+def _near_key(site: str, identity: ArticleIdentity) -> str:
+    """An article's key in the near-duplicate index: its site's too, as a copy on another
+    site may declare the original's canonical URL (and is a near-duplicate all the same)."""
+    return f"{site} {identity.key}"
 
 
 def _now() -> str:

@@ -72,6 +72,8 @@ def _full_datetime(value: str) -> str:
 def feed_item(article: dict[str, Any]) -> dict[str, Any]:
     """An article as a JSON Feed item."""
     url = article.get("canonical_url") or article.get("url") or ""
+    if article.get("duplicate_of"):  # a near-duplicate of another article: not in the feed
+        url = ""
     item: dict[str, Any] = {"id": url, "url": url}
     text, html = str(article.get("text") or ""), str(article.get("html") or "")
     if article.get("title"):

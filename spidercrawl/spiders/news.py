@@ -80,6 +80,7 @@ SUMMARY_VERDICTS = (  # per-site stats of the delivery pipeline and the conditio
     ("unchanged", "unchanged"),
     ("duplicate", "duplicates"),
     ("not_modified", "not modified (HTTP 304)"),
+    ("near_duplicate", "near-duplicates of another article"),
     ("extractor_errors", "made by the next extractor after an error"),
     ("empty", "empty (not delivered)"),
 )
