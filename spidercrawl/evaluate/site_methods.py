@@ -47,8 +47,7 @@ from spidercrawl.evaluate.runner import (
     read_gold,
     score_record,
 )
-from spidercrawl.extract.article import learned_extraction
-from spidercrawl.extract.cold_start import cold_start_extraction
+from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.consensus import (
     DENSITY_AGREEMENT,
     OWN,
@@ -57,7 +56,7 @@ from spidercrawl.extract.consensus import (
     PeerExtraction,
     peer_text,
 )
-from spidercrawl.extract.item import article_item, extract_plain
+from spidercrawl.extract.item import article_item
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.cross_site import CROSS_SITE_C
@@ -172,40 +171,21 @@ def _article_text(
     return item["text"]
 
 
-def _plain_text(job: SiteJob, page: dict[str, Any], model: SiteModel | None) -> tuple[str, str]:
-    """The article text and note of a page the crawl read from its raw HTML, extracted as
-    the crawl extracts it (:func:`~spidercrawl.extract.item.extract_plain`)."""
-    extraction, method, _ = extract_plain(page, model)
-    return _article_text(job, page, extraction, method, model), f"raw HTML: {method}"
-
-
 def _score_with(
     job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
 ) -> list[PageRecord]:
-    """Score a site model as the crawl would extract; without one, as the crawl extracts a
-    site it cannot learn (the cross-site extractor, else text density)."""
-
+    """Score a site model as the crawl extracts with it; without one, as the crawl
+    extracts a site it cannot learn: both by the crawl's own extraction chain
+    (:mod:`spidercrawl.extract.chain`), so that what is scored is what is delivered."""
     consensus = _consensus(job)
+    chain = ExtractionChain(consensus.unseen if consensus is not None else None, consensus)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
+        result = chain.extract(page, model)
+        text = _article_text(job, page, result.extraction, result.method, model, result.blocks)
         if fetched_plainly(page):
-            return _plain_text(job, page, model)
-        blocks = page_blocks(page)  # once, as the crawl builds them
-        if model is None and consensus is not None:
-            found = consensus.extract(page, blocks)[0]
-            return _article_text(job, page, found, "unseen", blocks=blocks), ""
-        if model is None:
-            density = cold_start_extraction(page)
-            return _article_text(job, page, density, "density", blocks=blocks), ""
-        # A page of a layout the model does not know: our blocks less the template, voted
-        # on with the peers as the crawl does (see extract/consensus.py).
-        unseen = consensus.unseen if consensus is not None else None
-        learned = learned_extraction(page, model, unseen, blocks)
-        if consensus is not None:
-            learned = consensus.confirm_learned(page, learned)[0]
-        extraction, how = learned.extraction, learned.method
-        text = _article_text(job, page, extraction, how, model, blocks)
-        return text, ("" if how == "learned" else how)
+            return text, f"raw HTML: {result.method}"
+        return text, ("" if result.method in ("learned", "unseen") else result.method)
 
     return _score_pages(job, test_ids, extract, note)
 
@@ -400,7 +380,9 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         page = _with_raw_html(page, job, page_id)
         if fetched_plainly(page):  # no blocks to extract from: every setting reads the HTML
             started = page_clock()
-            text, note = _plain_text(job, page, None)
+            result = ExtractionChain().extract(page, None)  # as the crawl reads it
+            text = _article_text(job, page, result.extraction, result.method)
+            note = f"raw HTML: {result.method}"
             seconds = page_clock() - started
             records += _one_text_for_all(job, page_id, methods, gold, text, note, seconds)
             continue

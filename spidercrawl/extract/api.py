@@ -20,8 +20,9 @@ from urllib.parse import urlsplit
 from spidercrawl.archive import MAX_PAGE_BYTES
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
+from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.fast_path import cut_raw_html
-from spidercrawl.extract.item import article_item, extract_plain
+from spidercrawl.extract.item import article_item
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
 
@@ -65,5 +66,7 @@ def extract_html(
         "rendered_html": text,
         "crawled_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    extraction, method, note = extract_plain(page, model)
-    return article_item(page, extraction, method, model, note, (), headline_in_text)
+    result = ExtractionChain().extract(page, model)  # fetched without a browser: stage 1
+    return article_item(
+        page, result.extraction, result.method, model, result.note, (), headline_in_text
+    )

@@ -55,17 +55,16 @@ from scrapy.exceptions import DropItem, NotConfigured
 from twisted.internet import task
 
 from spidercrawl.document import language
-from spidercrawl.document.density import DensityResult
-from spidercrawl.document.page import fetched_plainly, first_description
+from spidercrawl.document.page import first_description
 from spidercrawl.extract.article import UNFAMILIAR, learned_extraction
-from spidercrawl.extract.cold_start import cold_start_extraction
+from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.consensus import ConsensusExtractor
-from spidercrawl.extract.item import article_item, extract_plain
+from spidercrawl.extract.item import article_item
 from spidercrawl.extract.metadata import SiteTitles
 from spidercrawl.extract.page_kind import PageKind, page_kind
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
-from spidercrawl.learn.blocks import Block, add_densities, page_blocks
+from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.layouts import ready_to_learn
 from spidercrawl.learn.model import MAX_LAYOUTS, LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
@@ -141,6 +140,7 @@ class SiteLearningPipeline:
             if self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS")
             else None
         )
+        self.chain = ExtractionChain(self.unseen, self.consensus)
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
         self.shared = None  # with Redis: pages, lock and models shared by every worker
@@ -644,26 +644,17 @@ class SiteLearningPipeline:
         blocks: list[Block] | None = None,
         model: SiteModel | None = None,
     ) -> ArticleItem:
-        """The page's article item; ``blocks``: its blocks (densities or not), if built;
-        ``model``: another model than the site's current one (the one before drift).
-
-        No page is lost to an error: where an extractor raises, the next one in the chain
-        (the never-seen consensus, then text density) makes the article, its note names
-        the error, and ``spidercrawl/articles/extractor_errors`` counts it."""
+        """The page's article item, made by the extraction chain
+        (:mod:`spidercrawl.extract.chain`); ``blocks``: its blocks (densities or not), if
+        built; ``model``: another model than the site's current one (the one before drift).
+        An extractor that raised is counted (``spidercrawl/articles/extractor_errors``,
+        and in the site's summary line) and logged; the next one made the article."""
         stats = self.crawler.stats
         model = model or state.model
-        plain = fetched_plainly(page)
-        try:
-            if not plain:  # the blocks once, with their densities, for extraction and headline
-                blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
-            extraction, method, note = self._extraction(page, state, blocks, model, plain)
-        except Exception as error:  # a bug met on an odd page must not drop the page
-            extraction, method, note = self._after_error(page, state, blocks, model, error)
-        if not extraction.text and method != "density":  # never empty where density finds text
-            fallback = cold_start_extraction(page)
-            if fallback.text:
-                note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
-                extraction, method = fallback, "density"
+        result = self.chain.extract(page, model, blocks, state.fallback_reason)
+        for error in result.errors:
+            self._count_error(page, error.stage, error.error)
+        extraction, method, note = result.extraction, result.method, result.note
         stats.inc_value(f"spidercrawl/articles/{method}")
         if not extraction.text:
             stats.inc_value("spidercrawl/articles/empty")
@@ -671,7 +662,7 @@ class SiteLearningPipeline:
         try:
             return article_item(
                 page, extraction, method, model, note, state.titles.names(),
-                self.headline_in_text, blocks,
+                self.headline_in_text, result.blocks,
             )  # fmt: skip
         except Exception as error:  # metadata or headline: the text is delivered without
             self._count_error(page, "the article's metadata", error)
@@ -681,77 +672,7 @@ class SiteLearningPipeline:
                 extraction, method, None, f"{note}; metadata left out ({_describe(error)})",
             )  # fmt: skip
 
-    def _extraction(
-        self,
-        page: dict[str, Any],
-        state: SiteState,
-        blocks: list[Block] | None,
-        model: SiteModel | None,
-        plain: bool,
-    ) -> tuple[Any, str, str]:
-        """The extraction, method and note of the first extractor in the chain that
-        applies: the fast path's rules (a page fetched plainly), the site model (with the
-        peers' check), the never-seen consensus, the cross-site model alone, text density."""
-        note = page.get("fast_path_rejected") or ""
-        if note:
-            note = f"rendered: the fast path failed ({note})"
-        if plain:
-            extraction, method, note = extract_plain(page, model)
-            if page.get("render_failed"):
-                note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
-        elif model is not None:
-            learned = learned_extraction(page, model, self.unseen, blocks)
-            if self.consensus is not None:
-                learned, peer = self.consensus.confirm_learned(page, learned)
-                note = "; ".join(filter(None, [note, peer]))
-            extraction, method, reason = learned.extraction, learned.method, learned.reason
-            if reason:
-                instead = {
-                    "learned+container": "the site's article container",
-                    "learned+unseen": "what a site never seen gets",
-                    "rules": "the site's rules, which hold on its DOM,",
-                }.get(method, "text density")
-                note = "; ".join(filter(None, [note, f"{reason}; {instead} instead"]))
-        elif self.consensus is not None:
-            extraction, how = self.consensus.extract(page, blocks)
-            method, note = "unseen", "; ".join(filter(None, [state.fallback_reason, how]))
-        elif self.unseen is not None:
-            extraction, method = self.unseen.extract(page, blocks), "unseen"
-            note = state.fallback_reason
-        else:
-            extraction, method, note = cold_start_extraction(page), "density", state.fallback_reason
-            if not extraction.text and extraction.reason:
-                note = f"{note}; {extraction.reason}" if note else extraction.reason
-        return extraction, method, note
-
-    def _after_error(
-        self,
-        page: dict[str, Any],
-        state: SiteState,
-        blocks: list[Block] | None,
-        model: SiteModel | None,
-        error: Exception,
-    ) -> tuple[Any, str, str]:
-        """The article where the first extractor raised: the never-seen consensus (when the
-        site model or the rules raised and the page's blocks were built), else text density
-        on the page's HTML; an empty article only where density raises too."""
-        note = f"{_describe(error)} in the first extractor"
-        self._count_error(page, "extraction", error)
-        if model is not None and blocks is not None and self.consensus is not None:
-            try:
-                extraction, how = self.consensus.extract(page, blocks)
-                return extraction, "unseen", f"{note}; {how}"
-            except Exception as second:
-                self._count_error(page, "the never-seen consensus", second)
-                note = f"{note}; {_describe(second)} in the never-seen consensus"
-        try:
-            return cold_start_extraction(page), "density", f"{note}; text density"
-        except Exception as last:
-            self._count_error(page, "text density", last)
-            reason = f"{note}; {_describe(last)} in text density"
-            return DensityResult("cectd-ds", reason=reason), "density", reason
-
-    def _count_error(self, page: dict[str, Any], stage: str, error: Exception) -> None:
+    def _count_error(self, page: dict[str, Any], stage: str, error: BaseException) -> None:
         """An extractor raised on a page: a stat (overall and for the site's summary line)
         and one warning with the traceback."""
         site = str(page.get("site") or "unknown")

@@ -1,0 +1,172 @@
+"""The one extraction chain: which extractor makes a page's article, in which order, and
+what happens when one fails. The crawl's pipeline, extraction without a crawl and the
+evaluation all call :meth:`ExtractionChain.extract`, so what is scored is what is
+delivered.
+
+Stages, in order:
+
+1. A page fetched without a browser (the fast path, or a page whose render failed): the
+   site model's extraction rules where they pass their check, else text density on its
+   raw HTML (:func:`~spidercrawl.extract.item.extract_plain`).
+2. A rendered page of a learned site: the site model (its layout's classifier; the rules
+   on the DOM, the cross-site extractor less the site's template, the article container
+   or text density where the model does not fit the page:
+   :func:`~spidercrawl.extract.article.learned_extraction`), then the peers' check where
+   the model is not sure (:meth:`~spidercrawl.extract.consensus.ConsensusExtractor.
+   confirm_learned`).
+3. A rendered page of a site with no model: the consensus of our blocks and the peers
+   (:mod:`spidercrawl.extract.consensus`); without the peers, our blocks alone; without
+   the cross-site model, text density.
+4. Where the extractor of stage 1-3 raises, the next makes the article: the consensus
+   (when a site model raised and the page's blocks were built), then text density; the
+   note names the error, and :attr:`ChainResult.errors` lists it for the caller to count.
+5. Never empty where text density finds text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from spidercrawl.document.density import DensityResult
+from spidercrawl.document.page import fetched_plainly
+from spidercrawl.extract.article import learned_extraction
+from spidercrawl.extract.cold_start import cold_start_extraction
+from spidercrawl.extract.consensus import ConsensusExtractor
+from spidercrawl.extract.item import extract_plain
+from spidercrawl.extract.unseen import UnseenExtractor
+from spidercrawl.learn.blocks import Block, add_densities, page_blocks
+from spidercrawl.learn.model import SiteModel
+
+# What a learned site's fallback took instead of the model's own article, for the note.
+_INSTEAD = {
+    "learned+container": "the site's article container",
+    "learned+unseen": "what a site never seen gets",
+    "rules": "the site's rules, which hold on its DOM,",
+}
+
+
+@dataclass
+class ExtractorError:
+    """An extractor that raised on a page, and what it raised."""
+
+    stage: str
+    error: BaseException
+
+    def describe(self) -> str:
+        first = (str(self.error).strip().splitlines() or [""])[0][:160]
+        name = type(self.error).__name__
+        return f"{name}: {first}" if first else name
+
+
+@dataclass
+class ChainResult:
+    """A page's article as the chain made it: the extraction, the method that made it, why
+    (the note), the page's blocks (built once, for the headline too) and the errors met."""
+
+    extraction: Any
+    method: str
+    note: str
+    blocks: list[Block] | None = None
+    errors: list[ExtractorError] = field(default_factory=list)
+
+
+class ExtractionChain:
+    """The stages of the module doc, with the extractors a run has (either may be None:
+    no cross-site model, or no peers)."""
+
+    def __init__(
+        self, unseen: UnseenExtractor | None = None, consensus: ConsensusExtractor | None = None
+    ) -> None:
+        self.unseen = unseen
+        self.consensus = consensus
+
+    def extract(
+        self,
+        page: Mapping[str, Any],
+        model: SiteModel | None,
+        blocks: list[Block] | None = None,
+        fallback_reason: str = "",
+    ) -> ChainResult:
+        """The article of ``page`` with the site's ``model`` (None: a site never seen, or
+        one not learned yet; ``fallback_reason`` says why). ``blocks``: the page's, when
+        built already (with densities or not)."""
+        plain = fetched_plainly(page)
+        errors: list[ExtractorError] = []
+        try:
+            if not plain:  # the blocks once, with their densities, for extraction and headline
+                blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
+            extraction, method, note = self._first(page, model, blocks, plain, fallback_reason)
+        except Exception as error:  # a bug met on an odd page must not lose the page
+            extraction, method, note = self._after_error(page, model, blocks, error, errors)
+        if not extraction.text and method != "density":  # never empty where density finds text
+            fallback = cold_start_extraction(page)
+            if fallback.text:
+                note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
+                extraction, method = fallback, "density"
+        return ChainResult(extraction, method, note, blocks if not plain else None, errors)
+
+    def _first(
+        self,
+        page: Mapping[str, Any],
+        model: SiteModel | None,
+        blocks: list[Block] | None,
+        plain: bool,
+        fallback_reason: str,
+    ) -> tuple[Any, str, str]:
+        """Stages 1 to 3."""
+        note = page.get("fast_path_rejected") or ""
+        if note:
+            note = f"rendered: the fast path failed ({note})"
+        if plain:
+            extraction, method, note = extract_plain(page, model)
+            if page.get("render_failed"):
+                note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
+            return extraction, method, note
+        if model is not None:
+            learned = learned_extraction(page, model, self.unseen, blocks)
+            if self.consensus is not None:
+                learned, peer = self.consensus.confirm_learned(page, learned)
+                note = "; ".join(filter(None, [note, peer]))
+            if learned.reason:
+                instead = _INSTEAD.get(learned.method, "text density")
+                note = "; ".join(filter(None, [note, f"{learned.reason}; {instead} instead"]))
+            return learned.extraction, learned.method, note
+        if self.consensus is not None:
+            extraction, how = self.consensus.extract(page, blocks)
+            return extraction, "unseen", "; ".join(filter(None, [fallback_reason, how]))
+        if self.unseen is not None:
+            return self.unseen.extract(page, blocks), "unseen", fallback_reason
+        extraction = cold_start_extraction(page)
+        note = fallback_reason
+        if not extraction.text and extraction.reason:
+            note = f"{note}; {extraction.reason}" if note else extraction.reason
+        return extraction, "density", note
+
+    def _after_error(
+        self,
+        page: Mapping[str, Any],
+        model: SiteModel | None,
+        blocks: list[Block] | None,
+        error: Exception,
+        errors: list[ExtractorError],
+    ) -> tuple[Any, str, str]:
+        """Stage 4: the consensus where the site model or the rules raised and the page's
+        blocks were built, else text density; an empty article only where density raises
+        too."""
+        errors.append(ExtractorError("extraction", error))
+        note = f"{errors[-1].describe()} in the first extractor"
+        if model is not None and blocks is not None and self.consensus is not None:
+            try:
+                extraction, how = self.consensus.extract(page, blocks)
+                return extraction, "unseen", f"{note}; {how}"
+            except Exception as second:
+                errors.append(ExtractorError("the never-seen consensus", second))
+                note = f"{note}; {errors[-1].describe()} in the never-seen consensus"
+        try:
+            return cold_start_extraction(page), "density", f"{note}; text density"
+        except Exception as last:
+            errors.append(ExtractorError("text density", last))
+            reason = f"{note}; {errors[-1].describe()} in text density"
+            return DensityResult("cectd-ds", reason=reason), "density", reason
