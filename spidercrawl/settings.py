@@ -64,7 +64,10 @@ DOWNLOADER_MIDDLEWARES = {
     # Before the raw HTML and the fast path read a response: one that leads off the site
     # goes no further.
     "spidercrawl.capture.redirects.OffsiteRedirectMiddleware": 948,
+    # Nearest the download: every response as the server sent it (with WARC_DIR set).
+    "spidercrawl.capture.warc.WarcArchiveMiddleware": 990,
 }
+WARC_DIR = ""  # a folder: one gzipped WARC per site per run of what was fetched (off: "")
 
 # A page of several posts (a blog's front page) becomes one page item per post.
 SPIDER_MIDDLEWARES = {

@@ -31,8 +31,13 @@ def learned(tmp_path_factory, chromium_path):
     root = tmp_path_factory.mktemp("learn")
     models = root / "models"
     with serving(DEMO_SITE) as server:
-        first = crawl_articles(server.base_url, root / "first.jsonl", models)
-        again = crawl_articles(server.base_url, root / "again.jsonl", models, max_pages=4)
+        first = crawl_articles(
+            server.base_url, root / "first.jsonl", models, f"WARC_DIR={root / 'warc-first'}"
+        )
+        again = crawl_articles(
+            server.base_url, root / "again.jsonl", models, f"WARC_DIR={root / 'warc-again'}",
+            max_pages=4,
+        )  # fmt: skip
         small = crawl_articles(
             server.base_url, root / "small.jsonl", root / "empty-models", max_pages=2
         )
@@ -85,3 +90,45 @@ def test_a_site_too_small_to_learn_is_extracted_as_unseen(learned) -> None:
     assert {item["method"] for item in small.items} == {"unseen"}
     assert all("only 2 pages" in item["method_note"] for item in small.items)
     assert all(item["text"] for item in small.items)
+
+
+def test_the_crawl_is_archived_and_its_archive_gives_the_same_articles(learned) -> None:
+    """The first crawl's WARC holds what was fetched (requests, responses as the server
+    sent them) and the DOM of each rendered page (a conversion referring to its response);
+    the extract command on the later crawl's WARC, with the site's model, gives the
+    articles that crawl delivered, text for text."""
+    import subprocess
+    import sys
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    from spidercrawl.runner import PROJECT_ROOT, read_jsonl
+
+    models, _, again, _ = learned
+    root = models.parent
+    (archive,) = (root / "warc-first").glob(f"{SITE}-*.warc.gz")
+    with archive.open("rb") as file:
+        records = list(ArchiveIterator(file))
+        kinds = [r.rec_type for r in records]
+        ids = {r.rec_headers.get_header("WARC-Record-ID") for r in records}
+        refers = [
+            r.rec_headers.get_header("WARC-Refers-To")
+            for r in records
+            if r.rec_type == "conversion"
+        ]
+    assert kinds[0] == "warcinfo" and "request" in kinds and "response" in kinds
+    assert len(refers) >= 10 and all(ref in ids for ref in refers)  # the rendered pages
+
+    (later,) = (root / "warc-again").glob(f"{SITE}-*.warc.gz")
+    out = root / "from-warc.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "spidercrawl.extract", "--no-progress", "--model",
+         str(models / SITE), str(later), "-o", str(out)],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    again_by_url = {item["url"]: item for item in read_jsonl(out)}
+    delivered = [item for item in again.items if item["method"] == "rules"]
+    assert len(delivered) >= 3, [item["method"] for item in again.items]
+    for item in delivered:
+        assert again_by_url[item["url"]]["text"] == item["text"]

@@ -178,6 +178,10 @@ def test_page_items_without_output_file_are_explained(http_server, tmp_path) -> 
         (["-a", "site=x.example", "-a", "max_pages=ten"], "max_pages= takes a whole number"),
         (["-a", "site=x.example", "-a", "render=some"], "render= takes one of articles, all"),
         (
+            ["-a", "site=x.example", "-s", "WARC_DIR=/proc/spidercrawl-warc"],
+            "WARC_DIR /proc/spidercrawl-warc is not a writable folder",
+        ),
+        (
             ["-a", "site=x.example", "-a", "maxpages=3"],
             "unknown argument -a maxpages=...; the arguments are site, sites, base_url, max_pages",
         ),

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from spidercrawl.capture.warc import unwritable
 from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
 from spidercrawl.spiders.news import NewsSpider
 
@@ -31,6 +33,12 @@ class Command(ScrapyCrawlCommand):
                 sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {error}\n")
                 self.exitcode = USAGE_ERROR
                 return
+            if self.settings.get("WARC_DIR"):  # one line now, not a failure at start-up
+                problem = unwritable(Path(self.settings.get("WARC_DIR")))
+                if problem:
+                    sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {problem}\n")
+                    self.exitcode = USAGE_ERROR
+                    return
             if self.settings.get("REDIS_URL"):  # not a traceback from inside the engine
                 try:
                     checked_redis_client(self.settings.get("REDIS_URL"), key_prefix(self.settings))
