@@ -293,3 +293,21 @@ def test_the_language_model_loaded_in_a_thread_is_the_one_used() -> None:
     assert not thread.is_alive()
     assert languages._identifier() is first and languages._loaded == [first]
     assert language("en", "C'est une phrase en français, écrite pour ce test. " * 4) == "fr"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ['{"items": 5}', '{"items": [{"id": ["x"]}, {"id": 7}, "x"]}', "[1]", '{"version": 1}'],
+)
+def test_a_damaged_feed_file_is_set_aside_and_the_articles_still_make_the_feed(
+    tmp_path, damage
+) -> None:
+    from spidercrawl.pipelines.jsonfeed import write_site_feed
+
+    feed, articles = tmp_path / "feed.json", tmp_path / "articles.jsonl"
+    feed.write_text(damage)
+    article = {"url": "https://x.example/a", "title": "A story", "text": "A story\n\nText."}
+    articles.write_text(json.dumps(article) + "\n")
+    write_site_feed("x.example", feed, {}, articles, 10, "https://x.example/")
+    items = json.loads(feed.read_text())["items"]
+    assert [item["id"] for item in items] == ["https://x.example/a"]

@@ -231,4 +231,8 @@ def _previous_items(path: Path) -> list[dict[str, Any]]:
         logger.warning("Ignoring the unreadable feed %s (%s)", path, error)
         return []
     items = document.get("items") if isinstance(document, dict) else None
-    return [i for i in items or [] if isinstance(i, dict) and i.get("id")]
+    if not isinstance(items, list):
+        if items is not None or not isinstance(document, dict):
+            logger.warning("Ignoring the feed %s: it holds no list of items", path)
+        return []
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("id"), str) and i["id"]]
