@@ -132,6 +132,10 @@ SCRAPER_SLOT_MAX_ACTIVE_SIZE = 32 * 2**20
 ARTICLES_ONLY = True  # home, section, tag pages are dropped, not delivered (extract/page_kind.py)
 UNSEEN_ENABLED = True  # sites without a model: cross-site model + text density (False: density)
 UNSEEN_CONSENSUS = True  # ... and trafilatura + readability on the raw HTML: their medoid
+# Seconds a page's extraction may take before the peers (trafilatura, readability-lxml)
+# are left out and our own article stands, with a note (extract/chain.py). A page takes
+# tens of milliseconds; this bounds the pathological ones.
+EXTRACT_TIME_BUDGET = 10.0
 CROSS_SITE_MODEL_DIR = ""  # "": the cross-site model shipped in spidercrawl's models/_cross_site
 ARTICLE_HEADLINE_IN_TEXT = True  # an article's text (and HTML) starts with its headline
 MODELS_DIR = "models"  # one folder per site: models/<site>/model.npz + model.json

@@ -311,3 +311,16 @@ def test_a_page_over_the_peers_size_limit_is_not_given_to_them(caplog) -> None:
     assert extractor.peer_input(page) == ""
     assert "more than the peers read" in caplog.text
     assert extractor.peer_input({"raw_html": "<p>a short page</p>"}) == "<p>a short page</p>"
+
+
+def test_past_the_pages_time_budget_our_article_stands_and_says_so() -> None:
+    from spidercrawl.extract.chain import ExtractionChain
+
+    unseen = UnseenExtractor.load()
+    consensus = ConsensusExtractor(unseen, density_agreement=None)  # the peers would vote
+    page, paragraphs = story_page(4)
+    within = ExtractionChain(unseen, consensus, time_budget=60).extract(page, None)
+    spent = ExtractionChain(unseen, consensus, time_budget=0).extract(page, None)
+    assert "time budget" not in within.note
+    assert spent.method == "unseen" and paragraphs[0] in spent.extraction.text
+    assert "time budget (0 s) was spent: the peers not asked" in spent.note

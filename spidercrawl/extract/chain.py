@@ -17,6 +17,9 @@ Stages, in order:
 3. A rendered page of a site with no model: the consensus of our blocks and the peers
    (:mod:`spidercrawl.extract.consensus`); without the peers, our blocks alone; without
    the cross-site model, text density.
+   Stages 2 and 3 run the peers last, and only within the page's time budget
+   (``time_budget`` seconds from the chain's start, ``EXTRACT_TIME_BUDGET`` in a crawl):
+   past it, our own article stands and the note says so.
 4. Where the extractor of stage 1-3 raises, the next makes the article: the consensus
    (when a site model raised and the page's blocks were built), then text density; the
    note names the error, and :attr:`ChainResult.errors` lists it for the caller to count.
@@ -25,6 +28,7 @@ Stages, in order:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,10 +81,14 @@ class ExtractionChain:
     no cross-site model, or no peers)."""
 
     def __init__(
-        self, unseen: UnseenExtractor | None = None, consensus: ConsensusExtractor | None = None
+        self,
+        unseen: UnseenExtractor | None = None,
+        consensus: ConsensusExtractor | None = None,
+        time_budget: float | None = None,
     ) -> None:
         self.unseen = unseen
         self.consensus = consensus
+        self.time_budget = time_budget
 
     def extract(
         self,
@@ -94,10 +102,13 @@ class ExtractionChain:
         built already (with densities or not)."""
         plain = fetched_plainly(page)
         errors: list[ExtractorError] = []
+        deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
         try:
             if not plain:  # the blocks once, with their densities, for extraction and headline
                 blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
-            extraction, method, note = self._first(page, model, blocks, plain, fallback_reason)
+            extraction, method, note = self._first(
+                page, model, blocks, plain, fallback_reason, deadline
+            )
         except Exception as error:  # a bug met on an odd page must not lose the page
             extraction, method, note = self._after_error(page, model, blocks, error, errors)
         if not extraction.text and method != "density":  # never empty where density finds text
@@ -114,8 +125,9 @@ class ExtractionChain:
         blocks: list[Block] | None,
         plain: bool,
         fallback_reason: str,
+        deadline: float | None = None,
     ) -> tuple[Any, str, str]:
-        """Stages 1 to 3."""
+        """Stages 1 to 3; the peers only before ``deadline`` (``time.monotonic()``)."""
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
@@ -126,16 +138,22 @@ class ExtractionChain:
             return extraction, method, note
         if model is not None:
             learned = learned_extraction(page, model, self.unseen, blocks)
-            if self.consensus is not None:
+            if self.consensus is not None and not _past(deadline):
                 learned, peer = self.consensus.confirm_learned(page, learned)
                 note = "; ".join(filter(None, [note, peer]))
+            elif self.consensus is not None:
+                note = "; ".join(filter(None, [note, self._over_budget()]))
             if learned.reason:
                 instead = _INSTEAD.get(learned.method, "text density")
                 note = "; ".join(filter(None, [note, f"{learned.reason}; {instead} instead"]))
             return learned.extraction, learned.method, note
         if self.consensus is not None:
-            extraction, how = self.consensus.extract(page, blocks)
-            return extraction, "unseen", "; ".join(filter(None, [fallback_reason, how]))
+            own = self.consensus.unseen.extract(page, blocks)  # as ConsensusExtractor.extract
+            if _past(deadline):
+                how = self._over_budget()
+            else:
+                own, how = self.consensus.vote(page, own)
+            return own, "unseen", "; ".join(filter(None, [fallback_reason, how]))
         if self.unseen is not None:
             return self.unseen.extract(page, blocks), "unseen", fallback_reason
         extraction = cold_start_extraction(page)
@@ -143,6 +161,9 @@ class ExtractionChain:
         if not extraction.text and extraction.reason:
             note = f"{note}; {extraction.reason}" if note else extraction.reason
         return extraction, "density", note
+
+    def _over_budget(self) -> str:
+        return f"the page's time budget ({self.time_budget:g} s) was spent: the peers not asked"
 
     def _after_error(
         self,
@@ -170,3 +191,7 @@ class ExtractionChain:
             errors.append(ExtractorError("text density", last))
             reason = f"{note}; {errors[-1].describe()} in text density"
             return DensityResult("cectd-ds", reason=reason), "density", reason
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline

@@ -140,7 +140,9 @@ class SiteLearningPipeline:
             if self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS")
             else None
         )
-        self.chain = ExtractionChain(self.unseen, self.consensus)
+        self.chain = ExtractionChain(
+            self.unseen, self.consensus, settings.getfloat("EXTRACT_TIME_BUDGET")
+        )
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)
         self.shared = None  # with Redis: pages, lock and models shared by every worker
