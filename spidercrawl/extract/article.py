@@ -77,13 +77,16 @@ SURE_MIN_PAGES = 3
 
 class LearnedArticle(NamedTuple):
     """A learned site's article: the extraction, the method that made it, why the model's
-    own article was not used ("" when it was), and whether the model is sure of it
-    (``SURE_MARGIN``; the peers' check then leaves it alone)."""
+    own article was not used ("" when it was), whether the model is sure of it
+    (``SURE_MARGIN``; the peers' check then leaves it alone), and whether the page is of
+    no layout the model knows (extracted as a site never seen: a new layout's pages, not
+    drift)."""
 
     extraction: Extraction | DensityResult | RuleExtraction
     method: str
     reason: str = ""
     sure: bool = False
+    of_no_layout: bool = False
 
 
 def checked_rules(
@@ -153,7 +156,7 @@ def learned_extraction(
             return LearnedArticle(by_rules, "rules", reason)
         cross_site = unseen_fallback(page, model, blocks, unseen)
         if cross_site.text:
-            return LearnedArticle(cross_site, "learned+unseen", reason)
+            return LearnedArticle(cross_site, "learned+unseen", reason, of_no_layout=True)
     enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
     extraction = model.extract_blocks(blocks)
     if len(extraction.text) >= enough:

@@ -74,6 +74,7 @@ class ChainResult:
     note: str
     blocks: list[Block] | None = None
     errors: list[ExtractorError] = field(default_factory=list)
+    of_no_layout: bool = False  # a learned site's page of no layout its model knows
 
 
 class ExtractionChain:
@@ -106,17 +107,19 @@ class ExtractionChain:
         try:
             if not plain:  # the blocks once, with their densities, for extraction and headline
                 blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
-            extraction, method, note = self._first(
+            extraction, method, note, of_no_layout = self._first(
                 page, model, blocks, plain, fallback_reason, deadline
             )
         except Exception as error:  # a bug met on an odd page must not lose the page
             extraction, method, note = self._after_error(page, model, blocks, error, errors)
+            of_no_layout = False
         if not extraction.text and method != "density":  # never empty where density finds text
             fallback = cold_start_extraction(page)
             if fallback.text:
                 note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
                 extraction, method = fallback, "density"
-        return ChainResult(extraction, method, note, blocks if not plain else None, errors)
+        kept = blocks if not plain else None
+        return ChainResult(extraction, method, note, kept, errors, of_no_layout)
 
     def _first(
         self,
@@ -126,8 +129,9 @@ class ExtractionChain:
         plain: bool,
         fallback_reason: str,
         deadline: float | None = None,
-    ) -> tuple[Any, str, str]:
-        """Stages 1 to 3; the peers only before ``deadline`` (``time.monotonic()``)."""
+    ) -> tuple[Any, str, str, bool]:
+        """Stages 1 to 3 (the article, its method and note, whether the page is of no layout
+        the site's model knows); the peers only before ``deadline`` (``time.monotonic()``)."""
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
@@ -135,7 +139,7 @@ class ExtractionChain:
             extraction, method, note = extract_plain(page, model)
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
-            return extraction, method, note
+            return extraction, method, note, False
         if model is not None:
             learned = learned_extraction(page, model, self.unseen, blocks)
             if self.consensus is not None and not _past(deadline):
@@ -146,21 +150,21 @@ class ExtractionChain:
             if learned.reason:
                 instead = _INSTEAD.get(learned.method, "text density")
                 note = "; ".join(filter(None, [note, f"{learned.reason}; {instead} instead"]))
-            return learned.extraction, learned.method, note
+            return learned.extraction, learned.method, note, learned.of_no_layout
         if self.consensus is not None:
             own = self.consensus.unseen.extract(page, blocks)  # as ConsensusExtractor.extract
             if _past(deadline):
                 how = self._over_budget()
             else:
                 own, how = self.consensus.vote(page, own)
-            return own, "unseen", "; ".join(filter(None, [fallback_reason, how]))
+            return own, "unseen", "; ".join(filter(None, [fallback_reason, how])), False
         if self.unseen is not None:
-            return self.unseen.extract(page, blocks), "unseen", fallback_reason
+            return self.unseen.extract(page, blocks), "unseen", fallback_reason, False
         extraction = cold_start_extraction(page)
         note = fallback_reason
         if not extraction.text and extraction.reason:
             note = f"{note}; {extraction.reason}" if note else extraction.reason
-        return extraction, "density", note
+        return extraction, "density", note, False
 
     def _over_budget(self) -> str:
         return f"the page's time budget ({self.time_budget:g} s) was spent: the peers not asked"

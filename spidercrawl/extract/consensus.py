@@ -316,7 +316,7 @@ class ConsensusExtractor:
         if learned.method in VOTED_METHODS:
             bonus = self.confirm_bonus  # a learned site's page: the learned path's constant
             extraction, how = self.vote(page, learned.extraction, gate=False, own_bonus=bonus)
-            return LearnedArticle(extraction, learned.method, learned.reason), how
+            return learned._replace(extraction=extraction), how
         if learned.method not in CONFIRMED_METHODS:
             return learned, ""
         extraction, peer = self.confirm(page, learned.extraction)

@@ -56,7 +56,7 @@ from twisted.internet import task
 
 from spidercrawl.document import language
 from spidercrawl.document.page import first_description
-from spidercrawl.extract.article import UNFAMILIAR, learned_extraction
+from spidercrawl.extract.article import learned_extraction
 from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item
@@ -208,12 +208,12 @@ class SiteLearningPipeline:
             except Exception as error:  # taken for an article: delivered, not lost
                 self._count_error(page, "the page-kind check", error)
         if state.settled:
-            article = self._extract(page, state, blocks)
+            article, of_no_layout = self._extracted(page, state, blocks)
             try:
                 if state.retry_pages:
                     self._learn_again(site, state, page)
                 else:
-                    self._watch_drift(site, state, page, article)
+                    self._watch_drift(site, state, page, article, of_no_layout)
             except Exception:  # the article is made: a fault in the bookkeeping keeps it
                 logger.exception("%s: watching the model's fit failed on %s", site, page.get("url"))
             return article
@@ -494,7 +494,12 @@ class SiteLearningPipeline:
 
     # -- template drift ---------------------------------------------------------------------
     def _watch_drift(
-        self, site: str, state: SiteState, page: dict[str, Any], article: ArticleItem
+        self,
+        site: str,
+        state: SiteState,
+        page: dict[str, Any],
+        article: ArticleItem,
+        of_no_layout: bool = False,
     ) -> None:
         """Record whether the model fitted this page; learn anew when it keeps failing."""
         if state.model is None or page.get("render_failed"):
@@ -510,7 +515,7 @@ class SiteLearningPipeline:
         if rejected and self._drawn_by_javascript(site, state, page):
             rejected = False  # the template holds: the browser is needed, not a new model
         fitted = article["method"] in FITTED_METHODS and not rejected
-        if not fitted and self._of_no_layout(article):
+        if not fitted and self._collects_layouts(of_no_layout):
             # A page of no layout the model knows: a new layout appearing, not drift.
             self.crawler.stats.inc_value("spidercrawl/learn/pages_of_no_layout")
             if page.get("texts"):
@@ -548,17 +553,11 @@ class SiteLearningPipeline:
         elif len(state.relearning_from) >= self.min_pages:
             self._settle(site, state, "the template changed")
 
-    def _of_no_layout(self, article: ArticleItem) -> bool:
-        """Whether the article is of a page that routes to none of the model's layouts
-        (extracted as a site never seen). Such pages are collected into a new layout and
-        do not count as drift, unless layouts are off or the model is shared on Redis
-        (where drift relearns the whole site)."""
-        return (
-            bool(self.model_params["layouts"])
-            and self.shared is None
-            and article["method"] == "learned+unseen"
-            and UNFAMILIAR in (article.get("method_note") or "")
-        )
+    def _collects_layouts(self, of_no_layout: bool) -> bool:
+        """Whether a page of no layout the model knows (extracted as a site never seen) is
+        collected into a new layout rather than counted as drift: not with layouts off or
+        the model shared on Redis (where drift relearns the whole site)."""
+        return of_no_layout and bool(self.model_params["layouts"]) and self.shared is None
 
     def _learn_new_layout(self, site: str, state: SiteState) -> None:
         """``LEARN_MIN_PAGES`` recent pages fitted no layout, though most pages still fit:
@@ -646,9 +645,20 @@ class SiteLearningPipeline:
         blocks: list[Block] | None = None,
         model: SiteModel | None = None,
     ) -> ArticleItem:
+        """The page's article item (see :meth:`_extracted`)."""
+        return self._extracted(page, state, blocks, model)[0]
+
+    def _extracted(
+        self,
+        page: dict[str, Any],
+        state: SiteState,
+        blocks: list[Block] | None = None,
+        model: SiteModel | None = None,
+    ) -> tuple[ArticleItem, bool]:
         """The page's article item, made by the extraction chain
-        (:mod:`spidercrawl.extract.chain`); ``blocks``: its blocks (densities or not), if
-        built; ``model``: another model than the site's current one (the one before drift).
+        (:mod:`spidercrawl.extract.chain`), and whether the page is of no layout the site's
+        model knows; ``blocks``: its blocks (densities or not), if built; ``model``: another
+        model than the site's current one (the one before drift).
         An extractor that raised is counted (``spidercrawl/articles/extractor_errors``,
         and in the site's summary line) and logged; the next one made the article."""
         stats = self.crawler.stats
@@ -662,17 +672,18 @@ class SiteLearningPipeline:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
         try:
-            return article_item(
+            item = article_item(
                 page, extraction, method, model, note, state.titles.names(),
                 self.headline_in_text, result.blocks,
             )  # fmt: skip
         except Exception as error:  # metadata or headline: the text is delivered without
             self._count_error(page, "the article's metadata", error)
-            return article_item(
+            item = article_item(
                 {key: page.get(key) for key in ("url", "site", "crawled_at", "validators",
                                                  "page_digest")},
                 extraction, method, None, f"{note}; metadata left out ({_describe(error)})",
             )  # fmt: skip
+        return item, result.of_no_layout
 
     def _count_error(self, page: dict[str, Any], stage: str, error: BaseException) -> None:
         """An extractor raised on a page: a stat (overall and for the site's summary line)
