@@ -102,6 +102,17 @@ class NearDuplicateIndex:
                 best, best_similarity = other, similarity
         return self.articles[best] if best is not None else None
 
+    def check_and_add(
+        self, key: str, article: DeliveredArticle, text: str
+    ) -> DeliveredArticle | None:
+        """The article delivered before that ``text`` is a near-duplicate of; where there is
+        none, this one is remembered as the first of its story (one step: see
+        :class:`~spidercrawl.distributed.near_duplicates.SharedNearDuplicates`)."""
+        original = self.duplicate_of(key, text)
+        if original is None:
+            self.add(key, article, text)
+        return original
+
     def add(self, key: str, article: DeliveredArticle, text: str) -> None:
         """Remember a delivered article (replacing an earlier version of the same key)."""
         found = signature(text)

@@ -257,6 +257,16 @@ def test_three_workers_deliver_every_article_once_and_learn_each_site_once(
     assert collected.returncode == 0, collected.stderr[-2000:]
     assert f"{3 * DEMO_ARTICLES} articles written" in collected.stdout
     assert_each_article_once(tmp_path / "articles", SITES)
+    # The same 30 stories on three sites, delivered by three workers at once: the workers
+    # share one near-duplicate index, so each story's first delivery stands and the other
+    # two are marked duplicate_of it.
+    firsts = Counter(
+        urlsplit(a["url"]).path
+        for site in SITES
+        for a in read_jsonl(tmp_path / "articles" / f"{site}.jsonl")
+        if not a.get("duplicate_of")
+    )
+    assert len(firsts) == DEMO_ARTICLES and set(firsts.values()) == {1}, firsts
     client = redis.Redis.from_url(redis_url)
     assert {k.decode(): int(v) for k, v in client.hgetall("spidercrawl:learned").items()} == {
         site: 1 for site in SITES

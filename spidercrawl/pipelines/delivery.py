@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy import Spider
@@ -42,6 +42,9 @@ from spidercrawl.pipelines.articles_file import (
     articles_file_template,
     repair_last_line,
 )
+
+if TYPE_CHECKING:
+    from spidercrawl.distributed.near_duplicates import SharedNearDuplicates
 
 logger = logging.getLogger(__name__)
 
@@ -79,11 +82,15 @@ class DeliveryPipeline:
         self.duplicates = str(settings.get("DUPLICATES")).lower()
         if self.duplicates not in DUPLICATE_MODES:
             raise ValueError(f"DUPLICATES takes {', '.join(DUPLICATE_MODES)}: {self.duplicates!r}")
-        self.near: NearDuplicateIndex | None = None
-        if self.duplicates != "keep":
-            # With Redis each worker knows the articles it delivered in this run only.
-            kept = self.state_dir if self.incremental and self.redis is None else None
-            self.near = NearDuplicateIndex(kept, settings.getfloat("NEAR_DUPLICATE_THRESHOLD"))
+        self.near: NearDuplicateIndex | SharedNearDuplicates | None = None
+        threshold = settings.getfloat("NEAR_DUPLICATE_THRESHOLD")
+        if self.duplicates != "keep" and self.redis is not None:  # every worker's articles
+            from spidercrawl.distributed.near_duplicates import SharedNearDuplicates
+
+            self.near = SharedNearDuplicates(self.redis.redis, self.redis.prefix, threshold)
+        elif self.duplicates != "keep":
+            kept = self.state_dir if self.incremental else None
+            self.near = NearDuplicateIndex(kept, threshold)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DeliveryPipeline:
@@ -130,7 +137,7 @@ class DeliveryPipeline:
         page = (page_key(str(adapter.get("url") or "")), validators) if validators else None
         digest = adapter.pop("page_digest", None) or ""  # recorded here, not delivered
         identity = article_identity({**adapter, "page_digest": digest})
-        original = self._near_duplicate(site, identity, adapter)
+        self._mark_near_duplicate(site, identity, adapter)
         article = dict(adapter.items())  # shallow, once: the file's line
         now = _now()
         if self.redis is not None:
@@ -149,10 +156,6 @@ class DeliveryPipeline:
         if verdict == "duplicate":
             raise DropItem(f"same text as {other}: {identity.url}", log_level="INFO")
         adapter["update"] = verdict
-        if self.near is not None and original is None:  # the first of its story
-            self.near.add(
-                _near_key(site, identity), DeliveredArticle(identity.url, site), article["text"]
-            )
         if self.redis is not None:  # already in the delivery stream, atomically
             return item
         articles = self._file(site)
@@ -164,23 +167,25 @@ class DeliveryPipeline:
                 memory.save(self.started)
         return item
 
-    def _near_duplicate(
+    def _mark_near_duplicate(
         self, site: str, identity: ArticleIdentity, adapter: ItemAdapter
-    ) -> DeliveredArticle | None:
-        """The article delivered before that this one is a near-duplicate of, if any:
-        marked in ``duplicate_of`` and counted, or (``DUPLICATES=drop``) not delivered."""
+    ) -> None:
+        """Mark the article ``duplicate_of`` the one delivered before that it is a
+        near-duplicate of, if any, and count it; or (``DUPLICATES=drop``) drop it. One that
+        is not is remembered as the first of its story."""
         if self.near is None:
-            return None
-        original = self.near.duplicate_of(_near_key(site, identity), str(adapter.get("text") or ""))
+            return
+        text = str(adapter.get("text") or "")
+        first = DeliveredArticle(identity.url, site)
+        original = self.near.check_and_add(_near_key(site, identity), first, text)
         if original is None:
-            return None
+            return
         self.crawler.stats.inc_value("spidercrawl/articles/near_duplicates")
         self.crawler.stats.inc_value(f"spidercrawl/site/{site}/near_duplicate")
         logger.info("%s is a near-duplicate of %s (%s)", identity.url, original.url, original.site)
         if self.duplicates == "drop":
             raise DropItem(f"a near-duplicate of {original.url}: {identity.url}", log_level="INFO")
         adapter["duplicate_of"] = {"url": original.url, "site": original.site}
-        return original
 
     def open_spider(self, spider: Spider | None = None) -> None:
         """A last line that a killed process left half-written is cut now, not when the
