@@ -91,8 +91,29 @@ class NearDuplicateIndex:
         """The article delivered before that ``text`` is a near-duplicate of (another key
         than ``key``: a page crawled again is no duplicate of itself), or None."""
         found = signature(text)
+        return None if found is None else self._nearest(key, found)
+
+    def check_and_add(
+        self, key: str, article: DeliveredArticle, text: str
+    ) -> DeliveredArticle | None:
+        """The article delivered before that ``text`` is a near-duplicate of; where there is
+        none, this one is remembered as the first of its story (one step: see
+        :class:`~spidercrawl.distributed.near_duplicates.SharedNearDuplicates`)."""
+        found = signature(text)
         if found is None:
             return None
+        original = self._nearest(key, found)
+        if original is None:
+            self._remember(key, article, found)
+        return original
+
+    def add(self, key: str, article: DeliveredArticle, text: str) -> None:
+        """Remember a delivered article (replacing an earlier version of the same key)."""
+        found = signature(text)
+        if found is not None:
+            self._remember(key, article, found)
+
+    def _nearest(self, key: str, found: LeanMinHash) -> DeliveredArticle | None:
         best, best_similarity = None, self.threshold
         for other in self.lsh.query(found):
             if other == key:
@@ -102,22 +123,10 @@ class NearDuplicateIndex:
                 best, best_similarity = other, similarity
         return self.articles[best] if best is not None else None
 
-    def check_and_add(
-        self, key: str, article: DeliveredArticle, text: str
-    ) -> DeliveredArticle | None:
-        """The article delivered before that ``text`` is a near-duplicate of; where there is
-        none, this one is remembered as the first of its story (one step: see
-        :class:`~spidercrawl.distributed.near_duplicates.SharedNearDuplicates`)."""
-        original = self.duplicate_of(key, text)
-        if original is None:
-            self.add(key, article, text)
-        return original
-
-    def add(self, key: str, article: DeliveredArticle, text: str) -> None:
-        """Remember a delivered article (replacing an earlier version of the same key)."""
-        found = signature(text)
-        if found is None:
-            return
+    def _remember(self, key: str, article: DeliveredArticle, found: LeanMinHash) -> None:
+        known = self.signatures.get(key)
+        if known is not None and np.array_equal(known.hashvalues, found.hashvalues):
+            return  # the same text crawled again: nothing new to keep or journal
         self._insert(key, article, found)
         if self.folder is not None:
             packed = base64.b64encode(found.hashvalues.astype(HASH_TYPE).tobytes()).decode()

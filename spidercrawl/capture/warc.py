@@ -19,6 +19,7 @@ import json
 import logging
 import tomllib
 from datetime import UTC, datetime
+from http import HTTPStatus
 from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -77,7 +78,7 @@ class WarcArchiveMiddleware:
     def _archive(self, request: Request, response: Response) -> None:
         writer = self._writer(str(request.meta.get("site") or "unknown"))
         if request.meta.get("playwright"):  # the browser's DOM: a conversion of the response
-            refers = self.responses.get(response.url)
+            refers = self.responses.pop(response.url, None)  # its render comes once
             headers = {"WARC-Refers-To": refers} if refers else {}
             record = writer.create_warc_record(
                 response.url, "conversion", payload=io.BytesIO(response.body),
@@ -149,8 +150,6 @@ def _header_list(headers: Any) -> list[tuple[str, str]]:
 
 
 def _reason(status: int) -> str:
-    from http import HTTPStatus
-
     try:
         return HTTPStatus(status).phrase
     except ValueError:

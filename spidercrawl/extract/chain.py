@@ -59,9 +59,13 @@ class ExtractorError:
     error: BaseException
 
     def describe(self) -> str:
-        first = (str(self.error).strip().splitlines() or [""])[0][:160]
-        name = type(self.error).__name__
-        return f"{name}: {first}" if first else name
+        return describe_error(self.error)
+
+
+def describe_error(error: BaseException) -> str:
+    """An exception as its type and first line, for a note or a log line."""
+    first = (str(error).strip().splitlines() or [""])[0][:160]
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
 @dataclass

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from spidercrawl.files import write_bytes_atomically
+
 FILE_FORMAT = "spidercrawl-model/1"
 STATE_KEY = "state"  # the JSON, as a uint8 array beside the model's own arrays
 MAX_FILE_BYTES = 64 * 2**20  # a site model is well under 1 MB, the cross-site one 0.2 MB
@@ -81,10 +83,8 @@ def load_bytes(data: bytes, allowed: Mapping[str, type]) -> Any:
 
 
 def dump(path: Path, value: Any, allowed: Mapping[str, type]) -> None:
-    """Write ``value`` to ``path`` (through a temporary file: a reader never sees half)."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(dump_bytes(value, allowed))
-    temporary.replace(path)
+    """Write ``value`` to ``path`` atomically (a reader never sees half a model)."""
+    write_bytes_atomically(path, dump_bytes(value, allowed))
 
 
 def load(path: Path, allowed: Mapping[str, type]) -> Any:

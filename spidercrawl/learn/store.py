@@ -85,8 +85,7 @@ class ModelStore:
             if missing:
                 raise ValueError(f"no {' or '.join(missing)}")
             meta = json.loads(files[META_FILE])
-            version = meta.get("version") if isinstance(meta, dict) else ""
-            version = version if isinstance(version, str) and VERSION_PATTERN.match(version) else ""
+            version = _valid_version(meta.get("version") if isinstance(meta, dict) else "")
         except ValueError as error:  # JSONDecodeError and UnicodeDecodeError among them
             logger.warning("%s: the published model is damaged (%s): not installed", site, error)
             return None
@@ -143,4 +142,9 @@ def _version_of(folder: Path) -> str:
         version = json.loads((folder / META_FILE).read_text("utf-8")).get("version")
     except (OSError, ValueError, AttributeError):
         return ""
+    return _valid_version(version)
+
+
+def _valid_version(version: object) -> str:
+    """``version`` where it is a UTC time as models are versioned, else ""."""
     return version if isinstance(version, str) and VERSION_PATTERN.match(version) else ""

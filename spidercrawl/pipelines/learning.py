@@ -57,7 +57,7 @@ from twisted.internet import task
 from spidercrawl.document import language
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.article import learned_extraction
-from spidercrawl.extract.chain import ExtractionChain
+from spidercrawl.extract.chain import ExtractionChain, describe_error
 from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.metadata import SiteTitles
@@ -681,7 +681,7 @@ class SiteLearningPipeline:
             item = article_item(
                 {key: page.get(key) for key in ("url", "site", "crawled_at", "validators",
                                                  "page_digest")},
-                extraction, method, None, f"{note}; metadata left out ({_describe(error)})",
+                extraction, method, None, f"{note}; metadata left out ({describe_error(error)})",
             )  # fmt: skip
         return item, result.of_no_layout
 
@@ -693,14 +693,8 @@ class SiteLearningPipeline:
         self.crawler.stats.inc_value(f"spidercrawl/site/{site}/extractor_errors")
         logger.warning(
             "%s: %s failed on %s (%s); the next extractor makes the article",
-            site, stage, page.get("url"), _describe(error), exc_info=error,
+            site, stage, page.get("url"), describe_error(error), exc_info=error,
         )  # fmt: skip
-
-
-def _describe(error: BaseException) -> str:
-    """An exception as its type and first line, for a note or a log line."""
-    first = (str(error).strip().splitlines() or [""])[0][:160]
-    return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
 def _unseen_extractor(settings: Any) -> UnseenExtractor | None:
