@@ -132,6 +132,12 @@ SCRAPER_SLOT_MAX_ACTIVE_SIZE = 32 * 2**20
 ARTICLES_ONLY = True  # home, section, tag pages are dropped, not delivered (extract/page_kind.py)
 UNSEEN_ENABLED = True  # sites without a model: cross-site model + text density (False: density)
 UNSEEN_CONSENSUS = True  # ... and trafilatura + readability on the raw HTML: their medoid
+# Pages no browser rendered (the fast path, a failed render): text density, readability and
+# trafilatura on the raw HTML, their medoid (extract/raw_consensus.py). False: density alone.
+RAW_CONSENSUS = True
+# The fast path's rules' article checked against text density's reading of the same raw
+# HTML; where the two disagree, the raw-HTML consensus decides (needs RAW_CONSENSUS).
+FAST_PATH_CHECK = True
 # Seconds a page's extraction may take before the peers (trafilatura, readability-lxml)
 # are left out and our own article stands, with a note (extract/chain.py). A page takes
 # tens of milliseconds; this bounds the pathological ones.

@@ -68,25 +68,12 @@ def _trafilatura_metadata() -> PageExtractor:
 
 
 def _raw_consensus() -> PageExtractor:
-    """A cold start without the browser ("if raw HTML gives the same quality, a
-    site's cold start needs to render only the pages it learns from"): the medoid of
-    trafilatura, readability-lxml (as the crawl's consensus runs them) and our text density,
-    all three on the raw HTML, as `unseen` takes the medoid of our rendered blocks and the
-    two peers."""
-    from spidercrawl.document.html import decode_html
-    from spidercrawl.extract.consensus import PEER_FACTORIES, medoid, peer_text
+    """``spidercrawl.extract_html`` without a site model, as users call it: the extraction
+    chain's consensus of text density, readability-lxml and trafilatura on the raw HTML
+    (:mod:`spidercrawl.extract.raw_consensus`), the article item's text (headline first)."""
+    from spidercrawl.extract.api import extract_html
 
-    peers = {name: factory() for name, factory in PEER_FACTORIES.items()}
-    density = DensityExtractor.product()
-
-    def extract(html: bytes) -> str:
-        text = decode_html(html)[0]
-        found = {"cetd": density.extract(text).text}
-        found.update({name: peer_text(name, peer, text) for name, peer in peers.items()})
-        chosen, _ = medoid(found, {})
-        return found.get(chosen, "")
-
-    return extract
+    return lambda html: extract_html(html)["text"]
 
 
 def _justext() -> PageExtractor:

@@ -57,11 +57,12 @@ from spidercrawl.extract.consensus import (
     peer_text,
 )
 from spidercrawl.extract.item import article_item
+from spidercrawl.extract.raw_consensus import RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.rules import raw_document
+from spidercrawl.learn.rules import FastPathArticle, raw_document
 from spidercrawl.snapshot import SiteSnapshot
 
 # Methods that learn from some of a site's pages and score the rest.
@@ -177,8 +178,7 @@ def _score_with(
     """Score a site model as the crawl extracts with it; without one, as the crawl
     extracts a site it cannot learn: both by the crawl's own extraction chain
     (:mod:`spidercrawl.extract.chain`), so that what is scored is what is delivered."""
-    consensus = _consensus(job)
-    chain = ExtractionChain(consensus.unseen if consensus is not None else None, consensus)
+    chain = _chain(job)
 
     def extract(page: dict[str, Any]) -> tuple[str, str]:
         result = chain.extract(page, model)
@@ -188,6 +188,18 @@ def _score_with(
         return text, ("" if result.method in ("learned", "unseen") else result.method)
 
     return _score_pages(job, test_ids, extract, note)
+
+
+_raw_consensus: list[RawHtmlConsensus] = []
+
+
+def _chain(job: SiteJob) -> ExtractionChain:
+    """The crawl's extraction chain for the job's site, with its default settings."""
+    consensus = _consensus(job)
+    if not _raw_consensus:  # one per process: the peers' imports take a second
+        _raw_consensus.append(RawHtmlConsensus())
+    unseen = consensus.unseen if consensus is not None else None
+    return ExtractionChain(unseen, consensus, raw=_raw_consensus[0])
 
 
 ExtractorKey = tuple[str | None, tuple[float, float, float] | None]
@@ -264,9 +276,12 @@ def _score_fast_path(
     job: SiteJob, model: SiteModel | None, test_ids: Sequence[str], note: str
 ) -> list[PageRecord]:
     """Score the crawl's fast path: the rules on the page's raw HTML (as a plain HTTP
-    fetch gets it) when they pass their check, else the rendered page and the model."""
+    fetch gets it) when they pass their check, then the extraction chain's first stage
+    (the independent check, the raw-HTML consensus where it doubts the rules), else the
+    rendered page and the model."""
     snapshot = SiteSnapshot(Path(job.site_root))
     rules = getattr(model, "rules_", None)
+    chain = _chain(job)
     records = []
     for page_id in test_ids:
         page = job.pages.get(page_id) or {}
@@ -280,14 +295,24 @@ def _score_fast_path(
         raw_html, _ = decode_html(snapshot.page_bytes(page_id))
         result = rules.extract(raw_document(raw_html))  # parsed as the fast path parses it
         verdict = rules.check(result, first_description(page))
-        seconds = page_clock() - started
         if not verdict.ok:
             records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")
             continue
+        fetched = {  # the page item the fast path hands the pipeline
+            **page,
+            "texts": [],
+            "capture_mode": "http",
+            "rendered_html": raw_html,
+            "raw_html": raw_html,
+            "fast_path_article": FastPathArticle(result, model.version_),
+        }
+        chained = chain.extract(fetched, model)
+        seconds = page_clock() - started
         record = PageRecord(job.dataset, job.site, page_id, job.method, note="fast path")
+        if chained.method != "rules":
+            record.note = f"fast path: {chained.method} ({chained.note})"
         record.seconds = seconds
-        fetched = {**page, "texts": [], "rendered_html": raw_html}  # as a plain fetch has it
-        text = _article_text(job, fetched, result, "rules", model)
+        text = _article_text(job, fetched, chained.extraction, chained.method, model)
         records.append(score_record(record, text, _gold(job, page_id)))
     return records
 
@@ -380,7 +405,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         page = _with_raw_html(page, job, page_id)
         if fetched_plainly(page):  # no blocks to extract from: every setting reads the HTML
             started = page_clock()
-            result = ExtractionChain().extract(page, None)  # as the crawl reads it
+            result = _chain(job).extract(page, None)  # as the crawl reads it
             text = _article_text(job, page, result.extraction, result.method)
             note = f"raw HTML: {result.method}"
             seconds = page_clock() - started

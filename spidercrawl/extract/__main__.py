@@ -38,6 +38,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", type=Path, help="a site's model folder (models/SITE)")
     parser.add_argument("-o", "--output", type=Path, help="JSON Lines file (default: stdout)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--density-only",
+        action="store_true",
+        help="text density alone where no rules apply, without the readability and "
+        "trafilatura consensus (quicker, less accurate)",
+    )
     return parser.parse_args(argv)
 
 
@@ -55,13 +61,24 @@ def pages(files: list[Path], counts: ReadCounts) -> Iterator[ArchivedPage]:
 
 
 def write_items(
-    out: IO[str], files: list[Path], model: object, counts: ReadCounts, progress: bool
+    out: IO[str],
+    files: list[Path],
+    model: object,
+    counts: ReadCounts,
+    progress: bool,
+    raw_consensus: bool = True,
 ) -> int:
     written = 0
     bar = tqdm(unit=" pages", disable=not progress, file=sys.stderr)
     for page in pages(files, counts):
         try:
-            item = extract_html(page.body, page.url, model, content_type=page.content_type)
+            item = extract_html(
+                page.body,
+                page.url,
+                model,
+                content_type=page.content_type,
+                raw_consensus=raw_consensus,
+            )
         except Exception as error:  # one page's failure must not end the run
             counts.errors += 1
             reason = f"{type(error).__name__}: {error}"
@@ -85,13 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     counts = ReadCounts()
     progress = not args.no_progress
+    consensus = not args.density_only
     if args.output is None:
-        written = write_items(sys.stdout, args.files, model, counts, progress)
+        written = write_items(sys.stdout, args.files, model, counts, progress, consensus)
     else:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         partial = args.output.with_name(f".{args.output.name}.partial")
         with partial.open("w", encoding="utf-8") as out:
-            written = write_items(out, args.files, model, counts, progress)
+            written = write_items(out, args.files, model, counts, progress, consensus)
         partial.replace(args.output)
     logger.info(
         "%d articles extracted%s; %d records skipped (not HTML), %d errors",

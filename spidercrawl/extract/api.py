@@ -5,9 +5,11 @@
     article["text"], article["title"], article["published"]
 
 The item is the one a crawl delivers for a page fetched without a browser: with a site's
-model (``models/<site>/``), the model's extraction rules and their check (``method:
-rules``); without one, or where the rules fail their check, text density on the HTML
-(``method: density``, the reason in ``method_note``). The cross-site model needs the
+model (``models/<site>/``), the model's extraction rules, their check and text density's
+agreement (``method: rules``); without one, or where the rules fail or are doubted, the
+consensus of text density, readability-lxml and trafilatura on the HTML (``method:
+density`` or ``raw-consensus``, how it was chosen in ``method_note``;
+``raw_consensus=False``: text density alone, quicker). The cross-site model needs the
 rendered page's blocks (geometry and CSS), which raw HTML does not have.
 """
 
@@ -23,8 +25,19 @@ from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_
 from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.fast_path import cut_raw_html
 from spidercrawl.extract.item import article_item
+from spidercrawl.extract.raw_consensus import RawHtmlConsensus
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
+
+_chains: dict[bool, ExtractionChain] = {}
+
+
+def _chain(raw_consensus: bool) -> ExtractionChain:
+    """The chain for pages without a browser, made once per process (the peers' imports
+    take a second)."""
+    if raw_consensus not in _chains:
+        _chains[raw_consensus] = ExtractionChain(raw=RawHtmlConsensus() if raw_consensus else None)
+    return _chains[raw_consensus]
 
 
 def load_site_model(model: SiteModel | str | Path | None) -> SiteModel | None:
@@ -41,14 +54,16 @@ def extract_html(
     *,
     content_type: str = "",
     headline_in_text: bool = True,
+    raw_consensus: bool = True,
 ) -> ArticleItem:
     """The article item of one page's HTML (bytes: valid UTF-8, else the HTTP
     ``content_type``'s or the page's declared charset, else windows-1252).
 
     ``url`` gives relative links, the canonical URL and dates in the path their meaning;
     ``site_model`` is a learned :class:`SiteModel` or its folder. ``headline_in_text``
-    False leaves the headline to ``title`` (``ARTICLE_HEADLINE_IN_TEXT``). A page of more
-    than ``MAX_PAGE_BYTES`` is a ValueError.
+    False leaves the headline to ``title`` (``ARTICLE_HEADLINE_IN_TEXT``);
+    ``raw_consensus`` False reads the page by text density alone (``RAW_CONSENSUS``). A
+    page of more than ``MAX_PAGE_BYTES`` is a ValueError.
     """
     if len(html) > MAX_PAGE_BYTES:  # bounded time and memory: as the crawl's DOWNLOAD_MAXSIZE
         raise ValueError(f"a page of {len(html)} bytes, more than {MAX_PAGE_BYTES}: not read")
@@ -66,7 +81,7 @@ def extract_html(
         "rendered_html": text,
         "crawled_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    result = ExtractionChain().extract(page, model)  # fetched without a browser: stage 1
+    result = _chain(raw_consensus).extract(page, model)  # fetched without a browser: stage 1
     return article_item(
         page, result.extraction, result.method, model, result.note, (), headline_in_text
     )

@@ -5,9 +5,12 @@ delivered.
 
 Stages, in order:
 
-1. A page fetched without a browser (the fast path, or a page whose render failed): the
-   site model's extraction rules where they pass their check, else text density on its
-   raw HTML (:func:`~spidercrawl.extract.item.extract_plain`).
+1. A page fetched without a browser (the fast path, ``extract_html``, a page whose render
+   failed): the site model's extraction rules where they pass their check
+   (:func:`~spidercrawl.extract.item.plain_rules`) and an independent reading of the same
+   raw HTML agrees with them, else the consensus of the readers of raw HTML (text
+   density, readability, trafilatura, and the rules' article where it was doubted:
+   :mod:`spidercrawl.extract.raw_consensus`); without the peers, text density.
 2. A rendered page of a learned site: the site model (its layout's classifier; the rules
    on the DOM, the cross-site extractor less the site's template, the article container
    or text density where the model does not fit the page:
@@ -38,7 +41,8 @@ from spidercrawl.document.page import fetched_plainly
 from spidercrawl.extract.article import learned_extraction
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor
-from spidercrawl.extract.item import extract_plain
+from spidercrawl.extract.item import plain_rules
+from spidercrawl.extract.raw_consensus import DENSITY, RULES, RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import Block, add_densities, page_blocks
 from spidercrawl.learn.model import SiteModel
@@ -82,18 +86,22 @@ class ChainResult:
 
 
 class ExtractionChain:
-    """The stages of the module doc, with the extractors a run has (either may be None:
-    no cross-site model, or no peers)."""
+    """The stages of the module doc, with the extractors a run has (each may be None: no
+    cross-site model, no peers on rendered pages, no peers on raw HTML)."""
 
     def __init__(
         self,
         unseen: UnseenExtractor | None = None,
         consensus: ConsensusExtractor | None = None,
         time_budget: float | None = None,
+        raw: RawHtmlConsensus | None = None,
+        check_rules: bool = True,
     ) -> None:
         self.unseen = unseen
         self.consensus = consensus
         self.time_budget = time_budget
+        self.raw = raw  # the readers of raw HTML (None: text density alone)
+        self.check_rules = check_rules  # the fast path's independent check (needs ``raw``)
 
     def extract(
         self,
@@ -140,7 +148,7 @@ class ExtractionChain:
         if note:
             note = f"rendered: the fast path failed ({note})"
         if plain:
-            extraction, method, note = extract_plain(page, model)
+            extraction, method, note = self._plain(page, model)
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
             return extraction, method, note, False
@@ -169,6 +177,21 @@ class ExtractionChain:
         if not extraction.text and extraction.reason:
             note = f"{note}; {extraction.reason}" if note else extraction.reason
         return extraction, "density", note, False
+
+    def _plain(self, page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str, str]:
+        """Stage 1: the rules' article, checked; else the raw-HTML consensus or density."""
+        rules, why = plain_rules(page, model)
+        if rules is not None and (self.raw is None or not self.check_rules):
+            return rules, "rules", ""
+        density = cold_start_extraction(page)
+        if rules is not None:
+            choice = self.raw.check_rules(page, rules, density)
+        elif self.raw is not None:
+            choice = self.raw.extract(page, density)
+        else:
+            return density, "density", f"{why}: text density on the raw HTML"
+        method = choice.source if choice.source in (RULES, DENSITY) else "raw-consensus"
+        return choice.extraction, method, "; ".join(filter(None, [why, choice.note]))
 
     def _over_budget(self) -> str:
         return f"the page's time budget ({self.time_budget:g} s) was spent: the peers not asked"

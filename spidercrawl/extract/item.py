@@ -11,7 +11,6 @@ from typing import Any
 
 from spidercrawl.document.page import first_description, html_headlines
 from spidercrawl.extract.article import checked_rules
-from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
@@ -81,21 +80,19 @@ def article_item(
     )
 
 
-def extract_plain(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str, str]:
-    """A page fetched plainly (fast path): the model's rules, else text density on its HTML
-    (the model changed while the page was on its way)."""
+def plain_rules(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str]:
+    """A page fetched plainly (fast path): the model's rules' article where they pass their
+    check (the fast path's own cut, when made with this model), else None and why not."""
     rules = getattr(model, "rules_", None)
     done = page.get("fast_path_article")
     if rules is not None and done is not None and done.model_version == model.version_:
         done.extraction.confidence = round(rules.precision_, 3)  # checked by the fast path
-        return done.extraction, "rules", ""
+        return done.extraction, ""
     extraction, failed = checked_rules(page, model)
     if extraction is not None:
-        return extraction, "rules", ""
+        return extraction, ""
     if rules is not None and rules.usable:
-        why = f"fetched without a browser; the rules failed ({failed})"
-    elif model is None:
-        why = "no site model: text density on the raw HTML"
-    else:
-        why = "fetched without a browser, and the site model has no usable rules"
-    return cold_start_extraction(page), "density", why
+        return None, f"fetched without a browser; the rules failed ({failed})"
+    if model is None:
+        return None, "no site model"
+    return None, "fetched without a browser, and the site model has no usable rules"

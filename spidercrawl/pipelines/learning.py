@@ -62,6 +62,7 @@ from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.metadata import SiteTitles
 from spidercrawl.extract.page_kind import PageKind, page_kind
+from spidercrawl.extract.raw_consensus import RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, page_blocks
@@ -141,7 +142,11 @@ class SiteLearningPipeline:
             else None
         )
         self.chain = ExtractionChain(
-            self.unseen, self.consensus, settings.getfloat("EXTRACT_TIME_BUDGET")
+            self.unseen,
+            self.consensus,
+            settings.getfloat("EXTRACT_TIME_BUDGET"),
+            RawHtmlConsensus() if settings.getbool("RAW_CONSENSUS") else None,
+            settings.getbool("FAST_PATH_CHECK"),
         )
         self.sites: dict[str, SiteState] = {}
         self.watchdog = task.LoopingCall(self._settle_if_only_held_pages_left)

@@ -1,0 +1,131 @@
+"""Pages no browser rendered: the article that the readers of raw HTML agree on most.
+
+Without a browser there are no blocks (no geometry, no CSS), so our cross-site extractor
+cannot vote. What reads raw HTML can: text density (ours), readability-lxml and
+trafilatura. Each fails in its own way, so the article is their *medoid*, the candidate
+whose words agree most with the others' (:func:`~spidercrawl.extract.consensus.medoid`).
+Used by the extraction chain's first stage (:mod:`spidercrawl.extract.chain`) for:
+
+- a page with no site model, or whose site's rules fail their check (``extract_html``,
+  the extract command, a page whose render failed): density, readability and trafilatura;
+- a page of the fast path whose rules' article the independent reading doubts
+  (:meth:`RawHtmlConsensus.check_rules`): the rules' article is a fourth candidate.
+
+The quicker peer (readability) runs first; where it agrees with the candidate at hand to
+``agreement`` (word F1), that candidate stands and trafilatura is not run. Without both
+peers installed, or on raw HTML over ``PEER_MAX_CHARS``, text density (or the rules)
+stands alone and the note says so. See docs/extraction.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spidercrawl.extract.consensus import (
+    FIRST_PEER,
+    PEER_FACTORIES,
+    PEER_MAX_CHARS,
+    PeerExtraction,
+    PeerExtractor,
+    available_peers,
+    medoid,
+    peer_text,
+    word_f1,
+)
+from spidercrawl.text import tokenize
+
+logger = logging.getLogger(__name__)
+
+DENSITY = "density"
+RULES = "rules"
+# How closely another reading must agree (word F1) with the candidate at hand for it to
+# stand without the slower peer: the gold-free agreement line of the fast path's own
+# target ("agrees with the rendered consensus under word F1 0.8"), not tuned on scores.
+RAW_AGREEMENT = 0.8
+
+
+@dataclass
+class RawChoice:
+    """The chain's article of a raw page: the extraction, which candidate it is (``density``,
+    ``rules``, ``readability`` or ``trafilatura``) and how it was chosen."""
+
+    extraction: Any
+    source: str
+    note: str
+
+
+class RawHtmlConsensus:
+    """The medoid of the readers of raw HTML (see the module doc)."""
+
+    def __init__(
+        self, peers: Sequence[str] | None = None, agreement: float = RAW_AGREEMENT
+    ) -> None:
+        names = available_peers() if peers is None else list(peers)
+        self.peers: dict[str, PeerExtractor] = {name: PEER_FACTORIES[name]() for name in names}
+        self.agreement = agreement
+        if len(self.peers) < 2:
+            logger.warning(
+                "Raw HTML: %s not installed; text density alone reads pages no browser "
+                "rendered", " and ".join(sorted(set(PEER_FACTORIES) - set(self.peers))),
+            )  # fmt: skip
+
+    @property
+    def first_peer(self) -> str:
+        return FIRST_PEER if FIRST_PEER in self.peers else next(iter(self.peers))
+
+    def raw_input(self, page: Mapping[str, Any]) -> str:
+        """The raw HTML the peers read ("" where they cannot: fewer than two peers, or a page
+        over ``PEER_MAX_CHARS``, on which their time has no bound we set)."""
+        raw = page.get("raw_html") or page.get("rendered_html") or ""
+        if len(self.peers) < 2 or len(raw) > PEER_MAX_CHARS:
+            return ""
+        return raw
+
+    def extract(self, page: Mapping[str, Any], density: Any) -> RawChoice:
+        """The article of a raw page without usable rules: text density's (``density``,
+        already made) where readability agrees with it, else the medoid of the three."""
+        return self._decide(page, {DENSITY: density}, DENSITY)
+
+    def check_rules(self, page: Mapping[str, Any], rules: Any, density: Any) -> RawChoice:
+        """The fast path's independent check: the rules' article stands where text density's
+        reading of the same raw HTML agrees with it; where not, where readability does;
+        where neither does, the medoid of the rules', density's and both peers' articles
+        (the rules first among equals)."""
+        rules_words = tokenize(rules.text)
+        with_density = word_f1(rules_words, tokenize(density.text))
+        if with_density >= self.agreement:
+            return RawChoice(rules, RULES, "")
+        why = f"text density's reading disagrees with the rules (agreement {with_density:.2f})"
+        choice = self._decide(page, {RULES: rules, DENSITY: density}, RULES)
+        return RawChoice(choice.extraction, choice.source, f"{why}; {choice.note}")
+
+    def _decide(self, page: Mapping[str, Any], found: dict[str, Any], own: str) -> RawChoice:
+        """``found[own]`` where the quicker peer agrees with it, else the medoid of
+        ``found`` and both peers' articles (``own`` winning ties)."""
+        raw = self.raw_input(page)
+        if not raw:
+            why = "no peers installed" if len(self.peers) < 2 else "raw HTML over the peers' size"
+            return RawChoice(found[own], own, f"{own} alone ({why})")
+        first = self.first_peer
+        found[first] = self._peer(first, raw, page)
+        agreement = word_f1(tokenize(found[own].text), tokenize(found[first].text))
+        if agreement >= self.agreement:
+            return RawChoice(found[own], own, f"{first} agrees with {own} ({agreement:.2f})")
+        for name in self.peers:
+            if name not in found:
+                found[name] = self._peer(name, raw, page)
+        texts = {name: extraction.text for name, extraction in found.items()}
+        name, agreement = medoid(texts, {own: 1e-6})
+        if not name:
+            return RawChoice(found[own], own, "no reader of the raw HTML found text")
+        chosen = found[name]
+        chosen.confidence = round(agreement, 3)
+        how = f"consensus of {len(found)} readers of the raw HTML: {name}'s text"
+        return RawChoice(chosen, name, f"{how} (agreement {agreement:.2f})")
+
+    def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
+        text = peer_text(name, self.peers[name], raw, page.get("url"))
+        return PeerExtraction.of_text(text, 0.0, name)
