@@ -149,6 +149,10 @@ LEARN_SIMILARITY = "lcs"  # auto-labeling relevance: "lcs" (token LCS) or "tfidf
 LEARN_DBSCAN_EPS = None  # None: the knee of the k-distance curve (see learn/cluster.py)
 LEARN_DBSCAN_MIN_PAGE_SHARE = 0.3  # a cluster needs blocks on this share of the pages
 LEARN_SEED = 0  # seeds the SVM: the same pages give the same model
+# A site model's training labels: "relevance" (each page's blocks against its description,
+# by cluster over the site), "consensus" (the blocks the never-seen consensus chose on each
+# training page), "consensus-clusters" (its choice, by cluster). learn/consensus_labels.py
+LEARN_LABELS = "relevance"
 LEARN_LAYOUTS = True  # pages of several templates: one model per layout (learn/layouts.py)
 MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versions/
 

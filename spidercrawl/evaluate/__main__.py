@@ -49,7 +49,9 @@ from spidercrawl.evaluate.site_methods import (
 from spidercrawl.evaluate.unseen_constants import CROSS_SITE_C_GRID, choose_for_jobs
 from spidercrawl.evaluate.unseen_constants import summary as constants_summary
 from spidercrawl.files import write_atomically
+from spidercrawl.learn.consensus_labels import LABEL_SOURCES
 from spidercrawl.learn.cross_site import CROSS_SITE_C
+from spidercrawl.learn.model import SiteModel
 
 logger = logging.getLogger("spidercrawl.evaluate")
 
@@ -72,6 +74,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="folder for the results")
     parser.add_argument(
         "--train-pages", type=int, default=None, help="learned: training pages per site"
+    )
+    parser.add_argument(
+        "--labels",
+        choices=LABEL_SOURCES,
+        default=SiteModel.labels,
+        help="learned/rules: the site models' training labels (relevance to each page's "
+        "description; the never-seen consensus's article, block by block or by cluster)",
     )
     parser.add_argument(
         "--crawl-order",
@@ -183,6 +192,7 @@ def run_site_method(
                 crawl_order=args.crawl_order,
                 layouts=not args.no_layouts,
                 model_dir=str(args.models) if args.models else None,
+                labels=args.labels,
             )
         )
     if not conventions:

@@ -35,7 +35,8 @@ from rapidfuzz.distance import LCSseq
 from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import Block
+from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import Extraction
 from spidercrawl.text import tokenize
 
@@ -378,6 +379,30 @@ class ConsensusExtractor:
         docs/measurements.md ("Sites never seen"): the same F1 to the third decimal, and the
         time of the consensus cut."""
         return self.vote(page, self.unseen.extract(page, blocks))
+
+    def with_consensus_articles(
+        self, pages: Sequence[Mapping[str, Any]]
+    ) -> list[Mapping[str, Any]]:
+        """``pages`` (rendered training pages), each with its article as a site never seen
+        gets it and the extractors' agreement on it (``consensus_article``): what a site
+        model learns from when its labels come from the consensus
+        (:mod:`spidercrawl.learn.consensus_labels`). A page the consensus fails on, or where
+        no peer voted, goes without (labelled by relevance)."""
+        out: list[Mapping[str, Any]] = []
+        for page in pages:
+            if CONSENSUS_FIELD in page or not page.get("texts"):
+                out.append(page)
+                continue
+            try:
+                extraction, how = self.extract(page, page_blocks(page))
+            except Exception as error:  # one odd page: labelled by relevance
+                logger.info("No consensus article of %s to learn from: %s", page.get("url"), error)
+                out.append(page)
+                continue
+            agreement = float(getattr(extraction, "confidence", 0.0) or 0.0) if how else 0.0
+            article = ConsensusArticle(extraction.text, agreement)
+            out.append({**page, CONSENSUS_FIELD: article.as_field()})
+        return out
 
     def vote(
         self, page: Mapping[str, Any], own: Any, gate: bool = True, own_bonus: float | None = None

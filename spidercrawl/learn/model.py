@@ -41,9 +41,10 @@ from spidercrawl.files import write_json_atomically
 from spidercrawl.learn import model_file
 from spidercrawl.learn.blocks import Block, lies_inside, page_blocks
 from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
+from spidercrawl.learn.consensus_labels import LABEL_SOURCES, consensus_labels
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
-from spidercrawl.learn.labeling import AutoLabeler
+from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules, Rule
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
@@ -382,6 +383,8 @@ def article_mask(
 class SiteModel(BaseEstimator):
     """Learn one site's article blocks from its pages; extract articles of its pages."""
 
+    labels = "relevance"  # what a model saved before the parameter existed was taught by
+
     def __init__(
         self,
         feature_groups: Sequence[str] = FEATURE_GROUPS,
@@ -395,6 +398,7 @@ class SiteModel(BaseEstimator):
         class_words: frozenset[str] = frozenset(),
         random_state: int = 0,
         layouts: bool = True,
+        labels: str = "relevance",
     ) -> None:
         self.feature_groups = feature_groups
         self.cluster_groups = cluster_groups
@@ -407,6 +411,9 @@ class SiteModel(BaseEstimator):
         self.class_words = class_words  # for the class_words feature group (cross-site model)
         self.random_state = random_state
         self.layouts = layouts  # pages of several templates: one model per layout (layouts.py)
+        if labels not in LABEL_SOURCES:
+            raise ValueError(f"labels must be one of {LABEL_SOURCES}, got {labels!r}")
+        self.labels = labels  # the training labels' source (learn/consensus_labels.py)
 
     # -- learning ---------------------------------------------------------------------------
     def auto_label(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
@@ -416,16 +423,31 @@ class SiteModel(BaseEstimator):
             raise LearningError("the pages have no text blocks")
         cluster_features = BlockVectorizer(self.cluster_groups).fit_transform(blocks)
         clusterer = BlockClusterer(self.eps, self.min_page_share, len(pages)).fit(cluster_features)
-        labeler = AutoLabeler(self.similarity).fit(blocks, clusterer.labels_, pages)
+        try:
+            labeler = AutoLabeler(self.similarity).fit(blocks, clusterer.labels_, pages)
+            seed, content_cluster = take_runs(blocks, labeler.labels_), labeler.content_cluster_
+            basis = labeler.basis_
+        except NoContentClusterError:
+            if self.labels == "relevance":
+                raise
+            seed, content_cluster, basis = np.zeros(len(blocks), bool), None, "none"
+        chosen = consensus_labels(blocks, pages, seed, clusterer.labels_, self.labels)
+        if self.labels != "relevance":
+            basis = f"{self.labels} on {chosen.pages_labelled} of {chosen.pages} pages, {basis}"
+            if not chosen.pages_labelled:
+                logger.info(
+                    "No training page has a consensus its extractors agree on: labelled by "
+                    "relevance to the pages' descriptions"
+                )
         self.clustering_ = {
             "eps": round(float(clusterer.eps_), 4),
             "min_samples": clusterer.min_samples_,
             "clusters": len(set(clusterer.labels_.tolist()) - {-1}),
             "noise_blocks": int((clusterer.labels_ == -1).sum()),
-            "content_cluster": labeler.content_cluster_,
-            "label_basis": labeler.basis_,
+            "content_cluster": content_cluster,
+            "label_basis": basis,
         }
-        return blocks, take_runs(blocks, labeler.labels_)
+        return blocks, take_runs(blocks, chosen.labels)
 
     def fit(self, pages: Sequence[Mapping[str, Any]], y: object = None) -> SiteModel:
         self.fit_extract(pages)

@@ -134,6 +134,7 @@ class SiteLearningPipeline:
             "min_page_share": settings.getfloat("LEARN_DBSCAN_MIN_PAGE_SHARE"),
             "random_state": settings.getint("LEARN_SEED"),
             "layouts": settings.getbool("LEARN_LAYOUTS"),
+            "labels": settings.get("LEARN_LABELS"),
         }
         self.unseen = _unseen_extractor(settings) if settings.getbool("UNSEEN_ENABLED") else None
         self.consensus = (
@@ -376,6 +377,8 @@ class SiteLearningPipeline:
         """Fit the site's model on ``pages``, save it and put it in use; where that fails,
         say why (``fallback_reason``) and keep the pages for another try on later pages."""
         started = time.perf_counter()
+        if self.model_params["labels"] != "relevance" and self.consensus is not None:
+            pages = self.consensus.with_consensus_articles(pages)  # what the model learns from
         try:
             model = SiteModel(**self.model_params).fit(pages)
         except ValueError as error:

@@ -1,0 +1,127 @@
+"""Training labels from the never-seen consensus: the site model learns what the
+consensus of our blocks and the peers chose on its training pages.
+
+The seeds' labels (cluster relevance to each page's description or title, summed over the
+site: :mod:`spidercrawl.learn.labeling`) miss what the consensus gets right: a boxed
+feature or a standfirst styled unlike the body, a site whose descriptions say little. The
+consensus's article of each training page (``page["consensus_article"]``, made by the
+pipeline or the evaluation before learning: the consensus sits above this layer) marks
+the blocks whose words it holds. Two ways to use the marks:
+
+- ``consensus``: each block as marked (the later runs of a marked element with it);
+- ``consensus-clusters``: the seeds' cluster-level labelling with the consensus in place
+  of relevance, a DBSCAN cluster being content where most of its text is marked.
+
+A page whose consensus agreement is under ``MIN_AGREEMENT`` (the extractors disagreed:
+their medoid is a guess) keeps the seeds' labels for its blocks; a site where that is
+every page is labelled as before, and :func:`consensus_labels` says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from spidercrawl.learn.blocks import Block
+from spidercrawl.text import tokenize
+
+LABEL_SOURCES = ("relevance", "consensus", "consensus-clusters")
+# A consensus chosen by extractors agreeing this little (mean word F1) does not label a page.
+MIN_AGREEMENT = 0.5
+# A block is marked where the consensus's article holds this share of its words.
+WORDS_HELD = 0.8
+CONSENSUS_FIELD = "consensus_article"
+
+
+@dataclass
+class ConsensusArticle:
+    """The never-seen consensus's article of a training page: its text and the agreement of
+    the extractors that chose it (0-1)."""
+
+    text: str
+    agreement: float
+
+    def as_field(self) -> dict[str, Any]:
+        return {"text": self.text, "agreement": round(self.agreement, 3)}
+
+    @classmethod
+    def of_page(cls, page: Mapping[str, Any]) -> ConsensusArticle | None:
+        """The page's consensus article, None where it has none (or a malformed one)."""
+        value = page.get(CONSENSUS_FIELD)
+        if not isinstance(value, Mapping) or not isinstance(value.get("text"), str):
+            return None
+        agreement = value.get("agreement")
+        if not isinstance(agreement, int | float):
+            return None
+        return cls(value["text"], float(agreement))
+
+
+@dataclass
+class ConsensusLabels:
+    """Labels of a site's blocks, and how many training pages the consensus labelled."""
+
+    labels: np.ndarray
+    pages_labelled: int
+    pages: int
+
+
+def consensus_labels(
+    blocks: Sequence[Block],
+    pages: Sequence[Mapping[str, Any]],
+    seed_labels: np.ndarray,
+    clusters: np.ndarray,
+    source: str,
+) -> ConsensusLabels:
+    """The blocks' labels by ``source`` (see the module doc): ``seed_labels`` on pages the
+    consensus does not label (none, or under ``MIN_AGREEMENT``), and everywhere for
+    ``relevance``."""
+    seed_labels = np.asarray(seed_labels, dtype=bool)
+    if source == "relevance":
+        return ConsensusLabels(seed_labels, 0, len(pages))
+    articles = [ConsensusArticle.of_page(page) for page in pages]
+    bags = [
+        Counter(tokenize(a.text)) if a is not None and a.agreement >= MIN_AGREEMENT else None
+        for a in articles
+    ]
+    labelled = np.array([bags[block.page] is not None for block in blocks], dtype=bool)
+    marked = np.array(
+        [bag is not None and _held(block.text, bag) for block, bag in _with_bags(blocks, bags)],
+        dtype=bool,
+    )
+    if source == "consensus-clusters":
+        marked = _by_cluster(blocks, marked, labelled, np.asarray(clusters))
+    labels = np.where(labelled, marked, seed_labels)
+    return ConsensusLabels(labels, sum(bag is not None for bag in bags), len(pages))
+
+
+def _with_bags(
+    blocks: Sequence[Block], bags: Sequence[Counter | None]
+) -> list[tuple[Block, Counter | None]]:
+    return [(block, bags[block.page]) for block in blocks]
+
+
+def _held(text: str, bag: Counter) -> bool:
+    words = Counter(tokenize(text))
+    total = sum(words.values())
+    return total > 0 and sum((words & bag).values()) >= WORDS_HELD * total
+
+
+def _by_cluster(
+    blocks: Sequence[Block], marked: np.ndarray, labelled: np.ndarray, clusters: np.ndarray
+) -> np.ndarray:
+    """Each DBSCAN cluster content where most of its text (on labelled pages) is marked;
+    noise blocks as marked."""
+    chars = np.array([len(block.text) for block in blocks], dtype=float)
+    out = marked.copy()
+    for cluster in set(clusters.tolist()) - {-1}:
+        members = clusters == cluster
+        counted = members & labelled
+        if not counted.any():
+            continue
+        share = float((chars * (counted & marked)).sum() / max((chars * counted).sum(), 1.0))
+        out[members] = share >= 0.5
+    return out

@@ -1,0 +1,80 @@
+"""Site models that learn from the never-seen consensus's articles: a boxed feature that
+relevance to the description misses, and a site whose consensus disagrees everywhere."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
+from spidercrawl.learn.model import SiteModel
+from tests.test_fallbacks import COMMENTS, ENTRY, FOOTER, NAV, PageBuilder, sentence
+
+BOX = [*ENTRY, ("div", "", ("feature-box",))]
+
+
+def feature_page(number: int) -> tuple[dict, str, list[str]]:
+    """A feature whose body sits in a styled box and shares no words with the description,
+    while the readers' comments repeat the description's words: relevance to the
+    description points at the comments. Returns the page item, its article (what the
+    consensus chose) and its body paragraphs."""
+    rng = random.Random(number)
+    topic = f"harbour{number} council{number}"
+    page = PageBuilder()
+    for name in ("News", "Sport", "Weather"):
+        page.add(NAV, "a", name, {}, link=True)
+    page.add(ENTRY[:2], "h1", f"The {topic} story", {"font-size": "32px"})
+    body = [sentence(rng, 35) for _ in range(5)]
+    for text in body:
+        page.add(BOX, "p", text, {"font-size": "16px", "color": "navy"})
+    for _ in range(4):
+        page.add(COMMENTS, "p", f"{topic} {sentence(rng, 25)}", {"font-size": "13px"})
+    page.add(FOOTER, "p", "© The Harbour Times", {"font-size": "11px"})
+    item = page.page(number, f"The {topic} story", f"{topic} {topic} budget row")
+    return item, "\n\n".join([f"The {topic} story", *body]), body
+
+
+def training_pages(agreement: float) -> list[dict]:
+    pages = []
+    for number in range(10):
+        item, article, _ = feature_page(number)
+        item[CONSENSUS_FIELD] = ConsensusArticle(article, agreement).as_field()
+        pages.append(item)
+    return pages
+
+
+def body_taken(model: SiteModel) -> int:
+    page, _, body = feature_page(42)
+    text = model.extract(page).text
+    return sum(paragraph in text for paragraph in body)
+
+
+def test_relevance_misses_a_boxed_feature_the_consensus_labels_get() -> None:
+    assert body_taken(SiteModel(labels="relevance").fit(training_pages(0.9))) == 0
+    for source in ("consensus", "consensus-clusters"):
+        model = SiteModel(labels=source).fit(training_pages(0.9))
+        assert body_taken(model) == 5, source
+        assert model.clustering_["label_basis"].startswith(f"{source} on 10 of 10 pages")
+
+
+def test_a_consensus_that_disagrees_everywhere_leaves_the_seeds_labels(caplog) -> None:
+    with caplog.at_level("INFO"):
+        model = SiteModel(labels="consensus").fit(training_pages(0.2))
+    assert model.clustering_["label_basis"].startswith("consensus on 0 of 10 pages")
+    assert "labelled by relevance" in caplog.text
+    assert body_taken(model) == 0  # as with relevance labels
+
+
+@pytest.mark.parametrize("field", [None, "text", {"text": 3, "agreement": 1}, {"text": "a"}])
+def test_a_malformed_consensus_field_labels_by_relevance(field) -> None:
+    pages = training_pages(0.9)
+    for page in pages:
+        page[CONSENSUS_FIELD] = field
+    model = SiteModel(labels="consensus").fit(pages)
+    assert model.clustering_["label_basis"].startswith("consensus on 0 of 10")
+
+
+def test_an_unknown_label_source_is_refused() -> None:
+    with pytest.raises(ValueError, match="labels must be one of"):
+        SiteModel(labels="gold")
