@@ -376,3 +376,44 @@ def test_a_page_read_from_its_raw_html_is_scored_as_the_crawl_extracts_it(tmp_pa
     assert all(r.note == "raw HTML: density" and r.f1 > 0.9 for r in records)
     (learned,) = _score_with(job, None, ["001"], "")
     assert learned.note == "raw HTML: density" and learned.f1 > 0.9
+
+
+def tiny_site(root: Path, dataset: str, host: str, pages: int) -> Path:
+    site = root / dataset / host
+    (site / "pages").mkdir(parents=True)
+    lines = []
+    for n in range(pages):
+        body = "".join(
+            f"<p>Story {n} of {host}: the harbour council met on day {n} and voted.</p>"
+            for _ in range(6)
+        )
+        html = f"<html><head><title>Story {n}</title></head><body><article>{body}</article>"
+        (site / "pages" / f"{n:03d}.html").write_text(html + "</body></html>", "utf-8")
+        lines.append(f"{n:03d}\thttp://{host}/story/{n}.html")
+    (site / "index.tsv").write_text("\n".join(lines) + "\n", "utf-8")
+    return site
+
+
+def test_many_sites_are_crawled_in_one_run_and_split_back_by_site(tmp_path: Path) -> None:
+    """One `scrapy crawl news -a sites=FILE` for the sites of a dataset, each site's page
+    items in its own cache file, as a crawl of that site alone would give them; one host
+    in two datasets (a site years apart) goes to two runs."""
+    from spidercrawl.evaluate.crawl import _batches, crawl_snapshot, crawl_snapshots
+    from spidercrawl.snapshot import SiteSnapshot
+
+    sites = [
+        tiny_site(tmp_path, "one", "a.test", 2),
+        tiny_site(tmp_path, "one", "b.test", 1),
+        tiny_site(tmp_path, "two", "a.test", 1),
+    ]
+    targets = [
+        (SiteSnapshot(s), tmp_path / "cache" / s.parent.name / f"{s.name}.jsonl") for s in sites
+    ]
+    assert [len(batch) for batch in _batches(targets)] == [2, 1]
+    crawl_snapshots(targets)
+    assert targets[0][1].exists() and targets[1][1].exists()
+    assert not targets[2][1].exists()  # a run of one site: crawled alone, as before
+    first = crawl_snapshot(*targets[0])
+    assert sorted(first) == ["000", "001"] and all(p["site"] == "a.test" for p in first.values())
+    assert "Story 1 of a.test" in " ".join(first["001"]["texts"][0]["text"])
+    assert list(crawl_snapshot(*targets[1])) == ["000"]

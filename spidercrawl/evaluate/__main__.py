@@ -19,7 +19,7 @@ from pathlib import Path
 
 from spidercrawl.evaluate import report
 from spidercrawl.evaluate.conventions import HeadlineConvention, headline_convention
-from spidercrawl.evaluate.crawl import crawl_snapshot
+from spidercrawl.evaluate.crawl import crawl_snapshot, crawl_snapshots
 from spidercrawl.evaluate.methods import (
     SITE_METHODS,
     MethodUnavailableError,
@@ -169,6 +169,9 @@ def run_site_method(
     ``fold_models`` and ``conventions`` (the headline choice per dataset) are filled by the
     first site method of the run and shared by the others."""
     cache = args.crawl_cache or args.out / "crawl"
+    crawl_snapshots(
+        [(site.snapshot, cache / site.dataset / f"{site.snapshot.host}.jsonl") for site in sites]
+    )
     jobs = []
     for number, site in enumerate(sites, 1):
         logger.info("Crawling %s (%d/%d)", site.key, number, len(sites))
