@@ -58,6 +58,7 @@ class PageItem(scrapy.Item):
     fast_path_version = scrapy.Field()  # the model whose rules rejected it
     raw_html = scrapy.Field()  # the HTML as the server sent it (rendered pages; see raw_html.py)
     render_failed = scrapy.Field()  # why the browser failed: the page comes from its raw HTML
+    render_skipped = scrapy.Field()  # breadth mode: why the page was not rendered
     crawled_at = scrapy.Field()  # ISO 8601, UTC
     post_of = scrapy.Field()  # one post of a page of several: that page's URL (extract/posts.py)
     validators = scrapy.Field()  # the plain fetch's ETag / Last-Modified (capture/conditional.py)

@@ -55,6 +55,8 @@ def build_page_item(
     if response.meta.get("fast_path_rejected"):
         item["fast_path_rejected"] = response.meta["fast_path_rejected"]
         item["fast_path_version"] = response.meta.get("fast_path_version", "")
+    if response.meta.get("render_skipped"):
+        item["render_skipped"] = response.meta["render_skipped"]
     item["rendered_html"] = response.text if keep_html else ""
     raw_html = response.meta.get("raw_html")
     if keep_html and raw_html:

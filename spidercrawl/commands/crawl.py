@@ -17,11 +17,23 @@ from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from spidercrawl.capture.breadth import RENDER_MODES
 from spidercrawl.capture.warc import unwritable
 from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
+from spidercrawl.learn.consensus_labels import LABEL_SOURCES
 from spidercrawl.spiders.news import NewsSpider
 
 USAGE_ERROR = 2
+
+
+def _bad_choice(settings: Any) -> str:
+    """The first setting of a few values that holds another ("" when none does)."""
+    choices = {"RENDER": RENDER_MODES, "LEARN_LABELS": LABEL_SOURCES}
+    for name, allowed in choices.items():
+        value = str(settings.get(name)).lower()
+        if value not in allowed:
+            return f"-s {name}={settings.get(name)}: takes one of {', '.join(allowed)}"
+    return ""
 
 
 class Command(ScrapyCrawlCommand):
@@ -31,6 +43,11 @@ class Command(ScrapyCrawlCommand):
                 NewsSpider.check_arguments(self.settings, **opts.spargs)
             except (TypeError, ValueError) as error:
                 sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {error}\n")
+                self.exitcode = USAGE_ERROR
+                return
+            problem = _bad_choice(self.settings)
+            if problem:
+                sys.stderr.write(f"scrapy crawl {NewsSpider.name}: error: {problem}\n")
                 self.exitcode = USAGE_ERROR
                 return
             if self.settings.get("WARC_DIR"):  # one line now, not a failure at start-up

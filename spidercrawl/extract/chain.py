@@ -151,6 +151,8 @@ class ExtractionChain:
             extraction, method, note = self._plain(page, model)
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
+            elif page.get("render_skipped"):
+                note = "; ".join(filter(None, [page["render_skipped"], note]))
             return extraction, method, note, False
         if model is not None:
             learned = learned_extraction(page, model, self.unseen, blocks)

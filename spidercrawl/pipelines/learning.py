@@ -223,6 +223,9 @@ class SiteLearningPipeline:
             except Exception:  # the article is made: a fault in the bookkeeping keeps it
                 logger.exception("%s: watching the model's fit failed on %s", site, page.get("url"))
             return article
+        if page.get("render_skipped"):  # breadth mode: read from its raw HTML now, not held
+            self.crawler.stats.inc_value("spidercrawl/learn/read_unlearned_from_raw_html")
+            return self._extract(page, state, blocks)
         if state.before_drift is not None:
             known = self._extract(page, state, blocks, model=state.before_drift)
             if known["method"] in FITTED_METHODS:
