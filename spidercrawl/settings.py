@@ -57,7 +57,7 @@ DOWNLOADER_MIDDLEWARES = {
     # Before the capture middleware: it may turn a render request into a plain one.
     "spidercrawl.extract.fast_path.FastPathMiddleware": 940,
     # After the fast path: in breadth mode (RENDER), sites not learned are fetched plainly.
-    "spidercrawl.capture.breadth.BreadthMiddleware": 942,
+    "spidercrawl.extract.breadth.BreadthMiddleware": 942,
     # After the fast path: pages still bound for the browser get their raw HTML first.
     "spidercrawl.capture.raw_html.RawHtmlMiddleware": 945,
     # Plain fetches of pages delivered before ask If-None-Match / If-Modified-Since.
@@ -114,7 +114,7 @@ NEWS_MAX_DEPTH = 3  # link-following depth from the home page (``-a max_depth=N`
 NEWS_RENDER = "articles"  # "articles": render article pages only; "all": every page
 # "always": every article page is rendered; "learning" (breadth mode, for corpus crawls of
 # many small sites): a site without a model is read from its raw HTML by consensus, but
-# for the pages its model learns from (capture/breadth.py).
+# for the pages its model learns from (extract/breadth.py).
 RENDER = "always"
 
 # --- Learning and articles (spidercrawl/pipelines/learning.py) ------------------------------

@@ -17,9 +17,9 @@ from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from spidercrawl.capture.breadth import RENDER_MODES
 from spidercrawl.capture.warc import unwritable
 from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
+from spidercrawl.extract.breadth import RENDER_MODES
 from spidercrawl.learn.consensus_labels import LABEL_SOURCES
 from spidercrawl.spiders.news import NewsSpider
 
