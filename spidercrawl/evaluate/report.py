@@ -124,7 +124,7 @@ def rules_split(records: Iterable[PageRecord]) -> dict[str, dict[str, dict[str, 
     groups: dict[str, dict[str, list[PageRecord]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
         if record.method == "rules":
-            way = "fast path" if record.note == "fast path" else "rendered"
+            way = "fast path" if record.note.startswith("fast path") else "rendered"
             groups[record.dataset][way].append(record)
     split: dict[str, dict[str, dict[str, object]]] = {}
     for dataset, ways in sorted(groups.items()):
@@ -133,21 +133,41 @@ def rules_split(records: Iterable[PageRecord]) -> dict[str, dict[str, dict[str, 
             agg = aggregate(rows)
             seconds = [r.seconds for r in rows if r.seconds]
             agg["ms_per_page"] = 1000 * statistics.fmean(seconds) if seconds else None
+            agg.update(_disagreement(rows))
             split[dataset][way] = agg
     return split
+
+
+# Gold-free: a fast-path article that agrees with the rendered never-seen consensus's
+# article of the same page under this word F1 is counted as a disagreement.
+AGREEMENT_LINE = 0.8
+
+
+def _disagreement(rows: list[PageRecord]) -> dict[str, object]:
+    """Of the pages with an agreement measured, the share under ``AGREEMENT_LINE``: of the
+    articles delivered, and of the rules' own before the chain's independent check."""
+    measured = [r for r in rows if r.unseen_agreement >= 0]
+    if not measured:
+        return {"disagree": None, "disagree_unchecked": None}
+    return {
+        "disagree": sum(r.unseen_agreement < AGREEMENT_LINE for r in measured) / len(measured),
+        "disagree_unchecked": sum(r.unchecked_agreement < AGREEMENT_LINE for r in measured)
+        / len(measured),
+    }
 
 
 def rules_split_table(split: Mapping[str, Mapping[str, Mapping[str, object]]]) -> str:
     lines = [
         "## rules: fast-path pages and rendered pages apart",
         "",
-        "| dataset | way | pages | F1 | F1 all | ms/page |",
-        "|---|---|---|---|---|---|",
+        "| dataset | way | pages | F1 | F1 all | ms/page | disagree | disagree unchecked |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for dataset, ways in split.items():
         for way, agg in ways.items():
             cells = [_fmt(c) for c in (dataset, way, agg["pages"], agg["f1"], agg["f1_all_pages"])]
             cells.append(_fmt(agg.get("ms_per_page"), 1))
+            cells += [_fmt(agg.get("disagree")), _fmt(agg.get("disagree_unchecked"))]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -177,7 +197,7 @@ def _sites_below(shares: Mapping[str, float], target: float, by: str, key: str) 
 
 def fast_path_shares(records: Iterable[PageRecord]) -> dict[str, float]:
     """Each site's share of its ``rules`` pages that the fast path took ("dataset/site")."""
-    return _site_shares((r, r.note == "fast path") for r in records if r.method == "rules")
+    return _site_shares((r, r.note.startswith("fast path")) for r in records if r.method == "rules")
 
 
 def fast_path_shares_lines(shares: Mapping[str, float]) -> str:

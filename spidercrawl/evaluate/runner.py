@@ -64,6 +64,11 @@ class PageRecord:
     seconds: float = 0.0
     error: str = ""
     note: str = ""  # how the text was obtained when it matters (fallback, training pages)
+    # rules, fast-path pages: word F1 of the article delivered, and of the rules' own
+    # article before the chain's independent check, with the rendered never-seen
+    # consensus's article of the same page (a gold-free check of the fast path; -1: none)
+    unseen_agreement: float = -1.0
+    unchecked_agreement: float = -1.0
 
     @classmethod
     def columns(cls) -> list[str]:

@@ -55,6 +55,7 @@ from spidercrawl.extract.consensus import (
     ConsensusExtractor,
     PeerExtraction,
     peer_text,
+    word_f1,
 )
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.raw_consensus import RawHtmlConsensus
@@ -64,6 +65,7 @@ from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, raw_document
 from spidercrawl.snapshot import SiteSnapshot
+from spidercrawl.text import tokenize
 
 # Methods that learn from some of a site's pages and score the rest.
 TRAIN_TEST_METHODS = frozenset({"learned", "rules"})
@@ -321,7 +323,22 @@ def _score_fast_path(
         record.seconds = seconds
         text = _article_text(job, fetched, chained.extraction, chained.method, model)
         records.append(score_record(record, text, _gold(job, page_id)))
+        _agreement_with_unseen(job, page_id, record, chained.extraction.text, result.text)
     return records
+
+
+def _agreement_with_unseen(
+    job: SiteJob, page_id: str, record: PageRecord, delivered: str, unchecked: str
+) -> None:
+    """Set ``record``'s agreements (word F1) of the fast path's article, and of the rules'
+    own before the check, with the article the rendered page gets as a site never seen."""
+    consensus, page = _consensus(job), job.pages.get(page_id)
+    if consensus is None or not page or not page.get("texts"):
+        return
+    rendered = _with_raw_html(page, job, page_id)
+    unseen = tokenize(consensus.extract(rendered, page_blocks(rendered))[0].text)
+    record.unseen_agreement = round(word_f1(tokenize(delivered), unseen), 4)
+    record.unchecked_agreement = round(word_f1(tokenize(unchecked), unseen), 4)
 
 
 def run_rules(job: SiteJob) -> SiteOutcome:
