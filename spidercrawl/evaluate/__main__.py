@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from spidercrawl import settings as crawl_settings
 from spidercrawl.evaluate import report
 from spidercrawl.evaluate.conventions import HeadlineConvention, headline_convention
 from spidercrawl.evaluate.crawl import crawl_snapshot, crawl_snapshots
@@ -51,7 +52,6 @@ from spidercrawl.evaluate.unseen_constants import summary as constants_summary
 from spidercrawl.files import write_atomically
 from spidercrawl.learn.consensus_labels import LABEL_SOURCES
 from spidercrawl.learn.cross_site import CROSS_SITE_C
-from spidercrawl.learn.model import SiteModel
 
 logger = logging.getLogger("spidercrawl.evaluate")
 
@@ -78,9 +78,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--labels",
         choices=LABEL_SOURCES,
-        default=SiteModel.labels,
+        default=crawl_settings.LEARN_LABELS,
         help="learned/rules: the site models' training labels (relevance to each page's "
-        "description; the never-seen consensus's article, block by block or by cluster)",
+        "description; the never-seen consensus's article, block by block or by cluster); "
+        "by default the crawl's LEARN_LABELS",
     )
     parser.add_argument(
         "--crawl-order",
