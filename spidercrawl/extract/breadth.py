@@ -66,7 +66,11 @@ class BreadthMiddleware:
         return middleware
 
     def model_changed(self, site: str, model: Any) -> None:
+        """A model put in use, or retired (the template drifted): then the site's next
+        ``LEARN_MIN_PAGES`` pages are rendered, for the model learned again."""
         self.learned[site] = model is not None
+        if model is None:
+            self.seen[site] = self.learn_pages
 
     def _learned(self, site: str) -> bool:
         if site not in self.learned:
