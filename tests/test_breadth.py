@@ -66,3 +66,25 @@ def test_a_render_mode_of_no_meaning_is_one_clear_line(tmp_path) -> None:
     assert result.returncode == 2
     assert "error: -s RENDER=fast: takes one of always, learning" in result.log
     assert "Traceback" not in result.log
+
+
+def test_the_pages_to_learn_from_come_after_the_first_and_again_after_drift(tmp_path) -> None:
+    from scrapy import Request
+    from scrapy.utils.test import get_crawler
+
+    from spidercrawl.extract.breadth import BreadthMiddleware
+
+    settings = {"RENDER": "learning", "LEARN_MIN_PAGES": 2, "MODELS_DIR": str(tmp_path)}
+    middleware = BreadthMiddleware.from_crawler(get_crawler(settings_dict=settings))
+
+    def rendered(n: int) -> bool:
+        request = Request(f"http://a.test/{n}", meta={"render": True, "site": "a.test"})
+        middleware.process_request(request)
+        middleware.process_request(request)  # back after its raw fetch: decided once
+        return request.meta["render"]
+
+    assert [rendered(n) for n in range(6)] == [False, False, True, True, False, False]
+    middleware.model_changed("a.test", object())  # learned: the fast path's from now on
+    assert rendered(6) is True
+    middleware.model_changed("a.test", None)  # retired by drift: learned again
+    assert [rendered(n) for n in range(7, 10)] == [True, True, False]
