@@ -145,6 +145,7 @@ def _batches(
 def _multi_site_command(sites_file: Path, out: Path) -> list[str]:
     """``scrapy crawl news -a sites=FILE`` rendering every page, writing page items."""
     command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(out)]
-    command += ["-a", f"sites={sites_file}", "-a", "render=all", "-s", "LEARN_ENABLED=False"]
+    command += ["-a", f"sites={sites_file}", "-a", "render=all", "-a", "max_depth=0"]
+    command += ["-s", "LEARN_ENABLED=False"]
     command += ["-s", "LOG_LEVEL=WARNING", "-s", "AUTOTHROTTLE_ENABLED=False"]
     return command
