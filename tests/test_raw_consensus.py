@@ -126,3 +126,22 @@ def test_where_density_strays_the_readers_of_raw_html_outvote_it() -> None:
         and "readers of the raw HTML" in (consensus["method_note"])
     )
     assert score_text(consensus["text"], gold).f1 > score_text(density["text"], gold).f1 + 0.1
+
+
+def test_past_the_pages_time_budget_no_peer_is_asked(model) -> None:
+    paragraphs = story_paragraphs()
+    consensus = RawHtmlConsensus()
+    asked = []
+    consensus.peers = {name: lambda html, n=name: asked.append(n) or "" for name in consensus.peers}
+    spent = ExtractionChain(raw=consensus, time_budget=0)
+    doubted = spent.extract(fast_path_page(story_page(paragraphs), paragraphs[0], model), model)
+    assert doubted.method == "rules" and "time budget was spent" in doubted.note
+    plain = {
+        "url": "",
+        "capture_mode": "http",
+        "texts": [],
+        "rendered_html": story_page(paragraphs),
+    }
+    alone = spent.extract(plain, None)
+    assert alone.method == "density" and "time budget was spent" in alone.note
+    assert asked == []

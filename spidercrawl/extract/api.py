@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from spidercrawl import settings as crawl_settings
 from spidercrawl.archive import MAX_PAGE_BYTES
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
@@ -36,7 +37,10 @@ def _chain(raw_consensus: bool) -> ExtractionChain:
     """The chain for pages without a browser, made once per process (the peers' imports
     take a second)."""
     if raw_consensus not in _chains:
-        _chains[raw_consensus] = ExtractionChain(raw=RawHtmlConsensus() if raw_consensus else None)
+        _chains[raw_consensus] = ExtractionChain(
+            time_budget=crawl_settings.EXTRACT_TIME_BUDGET,  # the crawl's default
+            raw=RawHtmlConsensus() if raw_consensus else None,
+        )
     return _chains[raw_consensus]
 
 

@@ -20,7 +20,7 @@ Stages, in order:
 3. A rendered page of a site with no model: the consensus of our blocks and the peers
    (:mod:`spidercrawl.extract.consensus`); without the peers, our blocks alone; without
    the cross-site model, text density.
-   Stages 2 and 3 run the peers last, and only within the page's time budget
+   Stages 1 to 3 run the peers last, and only within the page's time budget
    (``time_budget`` seconds from the chain's start, ``EXTRACT_TIME_BUDGET`` in a crawl):
    past it, our own article stands and the note says so.
 4. Where the extractor of stage 1-3 raises, the next makes the article: the consensus
@@ -148,7 +148,7 @@ class ExtractionChain:
         if note:
             note = f"rendered: the fast path failed ({note})"
         if plain:
-            extraction, method, note = self._plain(page, model)
+            extraction, method, note = self._plain(page, model, deadline)
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
             elif page.get("render_skipped"):
@@ -180,16 +180,19 @@ class ExtractionChain:
             note = f"{note}; {extraction.reason}" if note else extraction.reason
         return extraction, "density", note, False
 
-    def _plain(self, page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str, str]:
-        """Stage 1: the rules' article, checked; else the raw-HTML consensus or density."""
+    def _plain(
+        self, page: Mapping[str, Any], model: SiteModel | None, deadline: float | None = None
+    ) -> tuple[Any, str, str]:
+        """Stage 1: the rules' article, checked; else the raw-HTML consensus or density
+        (the peers only before ``deadline``)."""
         rules, why = plain_rules(page, model)
         if rules is not None and (self.raw is None or not self.check_rules):
             return rules, "rules", ""
         density = cold_start_extraction(page)
         if rules is not None:
-            choice = self.raw.check_rules(page, rules, density)
+            choice = self.raw.check_rules(page, rules, density, deadline)
         elif self.raw is not None:
-            choice = self.raw.extract(page, density)
+            choice = self.raw.extract(page, density, deadline)
         else:
             return density, "density", f"{why}: text density on the raw HTML"
         method = choice.source if choice.source in (RULES, DENSITY) else "raw-consensus"

@@ -21,6 +21,7 @@ stands alone and the note says so. See docs/extraction.md.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -97,12 +98,17 @@ class RawHtmlConsensus:
             return ""
         return raw
 
-    def extract(self, page: Mapping[str, Any], density: Any) -> RawChoice:
+    def extract(
+        self, page: Mapping[str, Any], density: Any, deadline: float | None = None
+    ) -> RawChoice:
         """The article of a raw page without usable rules: text density's (``density``,
-        already made) where readability agrees with it, else the medoid of the three."""
-        return self._decide(page, {DENSITY: density}, DENSITY, self.agreement)
+        already made) where readability agrees with it, else the medoid of the three. No
+        peer starts after ``deadline`` (``time.monotonic()``): the page's time budget."""
+        return self._decide(page, {DENSITY: density}, DENSITY, self.agreement, deadline)
 
-    def check_rules(self, page: Mapping[str, Any], rules: Any, density: Any) -> RawChoice:
+    def check_rules(
+        self, page: Mapping[str, Any], rules: Any, density: Any, deadline: float | None = None
+    ) -> RawChoice:
         """The fast path's independent check: the rules' article stands where text density's
         reading of the same raw HTML agrees with it (``rules_agreement``); where not, where
         readability does; where neither does, the medoid of the rules', density's and both
@@ -113,23 +119,34 @@ class RawHtmlConsensus:
             return RawChoice(rules, RULES, "")
         why = f"text density's reading disagrees with the rules (agreement {with_density:.2f})"
         found = {RULES: rules, DENSITY: density}
-        choice = self._decide(page, found, RULES, self.rules_agreement)
+        choice = self._decide(page, found, RULES, self.rules_agreement, deadline)
         return RawChoice(choice.extraction, choice.source, f"{why}; {choice.note}")
 
     def _decide(
-        self, page: Mapping[str, Any], found: dict[str, Any], own: str, agreement: float
+        self,
+        page: Mapping[str, Any],
+        found: dict[str, Any],
+        own: str,
+        agreement: float,
+        deadline: float | None = None,
     ) -> RawChoice:
         """``found[own]`` where the quicker peer agrees with it to ``agreement``, else the
-        medoid of ``found`` and both peers' articles (``own`` winning ties)."""
+        medoid of ``found`` and both peers' articles (``own`` winning ties); ``found[own]``
+        too where the page's time budget ends before a peer would start."""
         raw = self.raw_input(page)
         if not raw:
             why = "no peers installed" if len(self.peers) < 2 else "raw HTML over the peers' size"
             return RawChoice(found[own], own, f"{own} alone ({why})")
+        if _past(deadline):
+            return RawChoice(found[own], own, f"{own} alone (the page's time budget was spent)")
         first = self.first_peer
         found[first] = self._peer(first, raw, page)
         agreed = word_f1(tokenize(found[own].text), tokenize(found[first].text))
         if agreed >= agreement:
             return RawChoice(found[own], own, f"{first} agrees with {own} ({agreed:.2f})")
+        if _past(deadline):
+            why = f"{first} disagrees ({agreed:.2f}); the page's time budget was spent"
+            return RawChoice(found[own], own, f"{own} alone ({why})")
         for name in self.peers:
             if name not in found:
                 found[name] = self._peer(name, raw, page)
@@ -145,3 +162,7 @@ class RawHtmlConsensus:
     def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
         text = peer_text(name, self.peers[name], raw, page.get("url"))
         return PeerExtraction.of_text(text, 0.0, name)
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() > deadline
