@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +65,7 @@ from spidercrawl.extract.raw_consensus import RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.drift import DriftWatch, FitVerdict
 from spidercrawl.learn.layouts import ready_to_learn
 from spidercrawl.learn.model import MAX_LAYOUTS, LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
@@ -89,11 +89,9 @@ class SiteState:
     held: list[tuple[dict[str, Any], asyncio.Future]] = field(default_factory=list)
     settled: bool = False  # a model is in use, or the site fell back to text density
     fallback_reason: str = ""
-    # Template drift: did the model fit each recent page (last DRIFT_WINDOW); the recent
-    # rendered pages it did not fit (last LEARN_MIN_PAGES: what a new model learns from);
-    # the pages a relearning starts from.
-    fits: deque[bool] = field(default_factory=deque)
-    misfits: deque[dict[str, Any]] = field(default_factory=deque)
+    # Template drift and new layouts: the model's recent fit (learn/drift.py); the pages a
+    # relearning starts from.
+    fit: DriftWatch = field(default_factory=lambda: DriftWatch(1, 1.0, 1))
     relearning_from: list[dict[str, Any]] = field(default_factory=list)
     titles: SiteTitles = field(default_factory=SiteTitles)  # learns the site's own name
     drawn_by_javascript: int = 0  # pages whose article only the browser's DOM holds
@@ -195,8 +193,7 @@ class SiteLearningPipeline:
         if state is None:
             state = self.sites[site] = SiteState(
                 model=self._load_model(site),
-                fits=deque(maxlen=self.drift_window),
-                misfits=deque(maxlen=self.min_pages),
+                fit=DriftWatch(self.drift_window, self.drift_share, self.min_pages),
             )
             state.settled = state.model is not None
             if state.model is not None:
@@ -307,8 +304,7 @@ class SiteLearningPipeline:
         if model is not None and state.model is not None:
             state.outgrown = state.model.version_
             state.model = model
-            state.fits.clear()
-            state.misfits.clear()
+            state.fit.restart()
             self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=model)
 
     def _settle_shared(self, site: str, state: SiteState, why: str, count: int = 0) -> bool:
@@ -526,35 +522,27 @@ class SiteLearningPipeline:
         if rejected and self._drawn_by_javascript(site, state, page):
             rejected = False  # the template holds: the browser is needed, not a new model
         fitted = article["method"] in FITTED_METHODS and not rejected
-        if not fitted and self._collects_layouts(of_no_layout):
-            # A page of no layout the model knows: a new layout appearing, not drift.
+        collects = self._collects_layouts(of_no_layout)
+        if not fitted and collects:  # a new layout appearing, not drift
             self.crawler.stats.inc_value("spidercrawl/learn/pages_of_no_layout")
-            if page.get("texts"):
-                state.misfits.append(page)
-            if len(state.misfits) >= self.min_pages:
-                self._learn_new_layout(site, state)
+        verdict = state.fit.observe(page, fitted, of_no_layout, collects)
+        if verdict is FitVerdict.NEW_LAYOUT:
+            self._learn_new_layout(site, state)
+        if verdict is not FitVerdict.DRIFT:
             return
-        state.fits.append(fitted)
-        if not fitted and page.get("texts"):
-            state.misfits.append(page)
-        failures = state.fits.count(False)
-        if len(state.fits) < self.drift_window or failures < self.drift_share * len(state.fits):
-            if len(state.misfits) >= self.min_pages:
-                self._learn_new_layout(site, state)
-            return
+        failures, watched = state.fit.failures, len(state.fit.fits)
         archived = self.store.archive(site)
         logger.warning(
             "%s: the model %s no longer fits the site (%d of the last %d pages failed): the "
             "template changed; learning again from recent pages (old model kept in %s)",
-            site, state.model.version_, failures, len(state.fits), archived,
+            site, state.model.version_, failures, watched, archived,
         )  # fmt: skip
         self.crawler.stats.inc_value("spidercrawl/learn/relearned_sites")
         state.outgrown = state.model.version_
         state.before_drift = state.model if self.model_params["layouts"] else None
         state.model, state.settled = None, False
-        state.relearning_from = list(state.misfits)
-        state.fits.clear()
-        state.misfits.clear()
+        state.relearning_from = list(state.fit.take_misfits())
+        state.fit.restart()
         self.crawler.signals.send_catch_log(signal=site_model_changed, site=site, model=None)
         if self.shared is not None:  # the pages go where every worker learns from
             for misfit in state.relearning_from:
@@ -576,8 +564,7 @@ class SiteLearningPipeline:
         template of the archive). It is learned from them and joins the model, if it fits
         most of them itself; otherwise they stay extracted as pages of a site never seen.
         Not drift: the layouts the model has are kept as they are."""
-        pages, model = list(state.misfits), state.model
-        state.misfits.clear()
+        pages, model = list(state.fit.take_misfits()), state.model
         if model is None or not self.model_params["layouts"] or self.shared is not None:
             return  # one layout per site (LEARN_LAYOUTS off); with Redis drift relearns
         if state.layouts_not_learned >= NEW_LAYOUT_TRIES:
@@ -610,7 +597,7 @@ class SiteLearningPipeline:
             return
         archived = self.store.archive(site)
         state.model = model.with_layout(layout)
-        state.fits.clear()
+        state.fit.restart()
         self.store.save(site, state.model)
         self.crawler.stats.inc_value("spidercrawl/learn/new_layouts")
         logger.info(
