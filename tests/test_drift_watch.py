@@ -40,3 +40,25 @@ def test_a_page_without_blocks_counts_but_is_not_kept_to_learn_from() -> None:
         assert watch.observe(PLAIN, False) is FitVerdict.KEEP
     assert watch.failures == 3 and len(watch.misfits) == 0
 
+
+def test_after_a_failed_learning_the_next_try_comes_with_enough_new_pages() -> None:
+    from spidercrawl.learn.drift import LearningRetries
+
+    retries = LearningRetries(min_pages=2, max_pages=3, max_tries=2)
+    first = [{"texts": [1], "n": n} for n in range(4)]
+    assert retries.failed_on(first) and retries.waiting
+    assert retries.observe({"texts": [], "n": "plain"}) is None  # no blocks: not counted
+    assert retries.observe({"texts": [1], "render_failed": "x"}) is None
+    assert retries.observe({"texts": [1], "n": 4}) is None
+    due = retries.observe({"texts": [1], "n": 5})
+    assert [page["n"] for page in due] == [3, 4, 5]  # the newest max_pages
+    assert not retries.failed_on(due)  # the second failure is the last try
+    assert not retries.waiting and retries.failed == 2
+
+
+def test_with_one_learner_for_every_worker_a_failure_is_not_tried_again() -> None:
+    from spidercrawl.learn.drift import LearningRetries
+
+    retries = LearningRetries(min_pages=2, max_pages=3, max_tries=3)
+    assert not retries.failed_on([{"texts": [1]}], may_retry=False)
+    assert not retries.waiting

@@ -103,5 +103,5 @@ def test_tries_stop_after_learn_tries(tmp_path) -> None:
     assert len(articles) == len(pages) and all(a["text"] for a in articles)
     assert crawler.stats.get_value("spidercrawl/learn/failed_tries") == LEARN_TRIES
     state = pipeline.sites[SITE]
-    assert state.model is None and not state.retry_pages
+    assert state.model is None and not state.retries.waiting
     assert not (tmp_path / "models" / SITE / "model.json").exists()

@@ -1,5 +1,5 @@
-"""Whether a site's model still fits its pages: template drift and new layouts, decided
-without a crawler.
+"""Whether a site's model still fits its pages (template drift, new layouts), and when to
+learn again after a failed learning: decided without a crawler.
 
 The learning pipeline tells :class:`DriftWatch` of each page a site model extracted:
 whether the model fitted it (its classifier or its rules made the article) and whether
@@ -86,3 +86,46 @@ class DriftWatch:
 
     def _new_layout_or_keep(self) -> FitVerdict:
         return FitVerdict.NEW_LAYOUT if len(self.misfits) >= self.min_pages else FitVerdict.KEEP
+
+
+class LearningRetries:
+    """After a failed learning, when to try again and from which pages, without a crawler.
+
+    The failed try's pages are kept; once ``min_pages`` more rendered pages have come
+    (extracted meanwhile as pages of a site never seen), :meth:`observe` hands back all of
+    them (the newest ``max_pages``) to learn from, up to ``max_tries`` tries a crawl. One
+    unlucky set of first pages no longer costs the whole crawl its model."""
+
+    def __init__(self, min_pages: int, max_pages: int, max_tries: int) -> None:
+        self.min_pages = max(1, min_pages)
+        self.max_pages = max(self.min_pages, max_pages)
+        self.max_tries = max_tries
+        self.failed = 0  # tries that failed
+        self.pages: list[Mapping[str, Any]] = []  # what the next try learns from
+        self.since_failure = 0  # rendered pages since the last failure
+
+    @property
+    def waiting(self) -> bool:
+        """Whether another try is planned."""
+        return bool(self.pages)
+
+    def failed_on(self, pages: list[Mapping[str, Any]], may_retry: bool = True) -> bool:
+        """A try failed on ``pages``; whether another will be made (not past ``max_tries``,
+        and not where ``may_retry`` is False: with Redis one worker learns, once)."""
+        self.failed += 1
+        self.pages, self.since_failure = [], 0
+        if not may_retry or self.failed >= self.max_tries:
+            return False
+        self.pages = pages[-self.max_pages :]
+        return True
+
+    def succeeded(self) -> None:
+        self.pages, self.since_failure = [], 0
+
+    def observe(self, page: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+        """Count an extracted page towards the next try; the pages to learn from once it is
+        due, else None."""
+        if page.get("texts") and not page.get("render_failed"):
+            self.pages = [*self.pages, page][-self.max_pages :]
+            self.since_failure += 1
+        return self.pages if self.since_failure >= self.min_pages else None

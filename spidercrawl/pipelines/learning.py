@@ -65,7 +65,7 @@ from spidercrawl.extract.raw_consensus import RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.blocks import Block, page_blocks
-from spidercrawl.learn.drift import DriftWatch, FitVerdict
+from spidercrawl.learn.drift import DriftWatch, FitVerdict, LearningRetries
 from spidercrawl.learn.layouts import ready_to_learn
 from spidercrawl.learn.model import MAX_LAYOUTS, LearningError, SiteModel
 from spidercrawl.learn.store import ModelStore
@@ -102,9 +102,7 @@ class SiteState:
     waited_for_layouts: bool = False  # more pages held: the first ones mixed templates
     # After a failed learning: how many tries failed, and the pages the next try learns
     # from (those of the failed try, then every rendered page since, the newest kept).
-    failed_tries: int = 0
-    retry_pages: list[dict[str, Any]] = field(default_factory=list)
-    pages_since_failure: int = 0
+    retries: LearningRetries = field(default_factory=lambda: LearningRetries(1, 1, 0))
 
 
 class SiteLearningPipeline:
@@ -194,6 +192,7 @@ class SiteLearningPipeline:
             state = self.sites[site] = SiteState(
                 model=self._load_model(site),
                 fit=DriftWatch(self.drift_window, self.drift_share, self.min_pages),
+                retries=LearningRetries(self.min_pages, self.max_wait_pages, LEARN_TRIES),
             )
             state.settled = state.model is not None
             if state.model is not None:
@@ -213,7 +212,7 @@ class SiteLearningPipeline:
         if state.settled:
             article, of_no_layout = self._extracted(page, state, blocks)
             try:
-                if state.retry_pages:
+                if state.retries.waiting:
                     self._learn_again(site, state, page)
                 else:
                     self._watch_drift(site, state, page, article, of_no_layout)
@@ -395,7 +394,7 @@ class SiteLearningPipeline:
             model = state.before_drift.with_layout(model)
             state.before_drift = None
         state.model, state.fallback_reason = model, ""
-        state.retry_pages, state.pages_since_failure = [], 0
+        state.retries.succeeded()
         folder = self.store.save(site, model)
         layouts = [m.training_["pages"] for m in getattr(model, "layouts_", [])]
         logger.info(
@@ -417,29 +416,24 @@ class SiteLearningPipeline:
         first pages (odd pages whose styles repeat nowhere, say) no longer costs the
         whole crawl its model. With Redis the site is learned once, by one worker: no
         second try there."""
-        state.failed_tries += 1
         self.crawler.stats.inc_value("spidercrawl/learn/failed_tries")
-        state.retry_pages, state.pages_since_failure = [], 0
-        if self.shared is not None or state.failed_tries >= LEARN_TRIES:
-            if state.failed_tries > 1:
+        if not state.retries.failed_on(pages, may_retry=self.shared is None):
+            if state.retries.failed > 1:
                 logger.warning(
                     "%s: %d tries to learn the site failed; until the next crawl its pages "
-                    "are extracted as pages of a site never seen", site, state.failed_tries,
+                    "are extracted as pages of a site never seen", site, state.retries.failed,
                 )  # fmt: skip
             return
-        state.retry_pages = pages[-self.max_wait_pages :]
         state.fallback_reason += f"; learning again after {self.min_pages} more pages"
 
     def _learn_again(self, site: str, state: SiteState, page: dict[str, Any]) -> None:
         """Count ``page`` (already extracted) towards the next try after a failed learning,
         and learn when ``LEARN_MIN_PAGES`` pages have come since the failure."""
-        if page.get("texts") and not page.get("render_failed"):
-            state.retry_pages = [*state.retry_pages, page][-self.max_wait_pages :]
-            state.pages_since_failure += 1
-        if state.pages_since_failure < self.min_pages:
+        pages = state.retries.observe(page)
+        if pages is None:
             return
-        pages = state.retry_pages
-        self._learn(site, state, pages, f"try {state.failed_tries + 1}, after a failed one")
+        tries = state.retries.failed + 1
+        self._learn(site, state, list(pages), f"try {tries}, after a failed one")
         if state.model is None:
             logger.warning("%s: %s", site, state.fallback_reason)
 
