@@ -19,7 +19,9 @@ Rendered pages that are not articles (home, section, tag pages; see
 (``ARTICLES_ONLY``); every other page becomes an article, none is dropped silently.
 
 Pages that came by the fast path (plain HTTP, see :mod:`spidercrawl.extract.fast_path`) are
-cut by the model's extraction rules (``method: rules``).
+cut by the model's extraction rules (``method: rules``), checked against text density's
+reading of the same raw HTML; pages read in breadth mode (``RENDER=learning``) are
+extracted at once from their raw HTML, not held (:mod:`spidercrawl.extract.raw_consensus`).
 
 Template drift: of the last ``DRIFT_WINDOW`` pages of a site with a model that route to
 one of its layouts, the pipeline counts those the model did not fit (the fast path gave
@@ -35,7 +37,7 @@ Settings (defaults in ``spidercrawl/settings.py``): ``LEARN_ENABLED``, ``LEARN_M
 ``LEARN_MIN_PAGES_AT_END``, ``MODELS_DIR``, ``MODEL_VERSIONS_KEPT``, ``LEARN_SIMILARITY``,
 ``LEARN_DBSCAN_EPS``, ``LEARN_DBSCAN_MIN_PAGE_SHARE``, ``LEARN_SEED``, ``DRIFT_WINDOW``,
 ``DRIFT_MAX_FAILURE_SHARE``, ``UNSEEN_ENABLED``, ``UNSEEN_CONSENSUS``, ``CROSS_SITE_MODEL_DIR``,
-``ARTICLES_ONLY``.
+``ARTICLES_ONLY``, ``RAW_CONSENSUS``, ``FAST_PATH_CHECK``, ``LEARN_LABELS``.
 """
 
 from __future__ import annotations
