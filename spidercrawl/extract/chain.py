@@ -40,7 +40,7 @@ from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import fetched_plainly
 from spidercrawl.extract.article import learned_extraction
 from spidercrawl.extract.cold_start import cold_start_extraction
-from spidercrawl.extract.consensus import ConsensusExtractor
+from spidercrawl.extract.consensus import ConsensusExtractor, deadline_passed
 from spidercrawl.extract.item import plain_rules
 from spidercrawl.extract.raw_consensus import DENSITY, RULES, RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
@@ -156,7 +156,7 @@ class ExtractionChain:
             return extraction, method, note, False
         if model is not None:
             learned = learned_extraction(page, model, self.unseen, blocks)
-            if self.consensus is not None and not _past(deadline):
+            if self.consensus is not None and not deadline_passed(deadline):
                 learned, peer = self.consensus.confirm_learned(page, learned)
                 note = "; ".join(filter(None, [note, peer]))
             elif self.consensus is not None:
@@ -167,7 +167,7 @@ class ExtractionChain:
             return learned.extraction, learned.method, note, learned.of_no_layout
         if self.consensus is not None:
             own = self.consensus.unseen.extract(page, blocks)  # as ConsensusExtractor.extract
-            if _past(deadline):
+            if deadline_passed(deadline):
                 how = self._over_budget()
             else:
                 own, how = self.consensus.vote(page, own)
@@ -227,7 +227,3 @@ class ExtractionChain:
             errors.append(ExtractorError("text density", last))
             reason = f"{note}; {errors[-1].describe()} in text density"
             return DensityResult("cectd-ds", reason=reason), "density", reason
-
-
-def _past(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline

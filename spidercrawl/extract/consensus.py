@@ -25,6 +25,7 @@ import copy
 import html as html_lib
 import importlib.util
 import logging
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -179,6 +180,12 @@ def medoid(candidates: Mapping[str, str], bonus: Mapping[str, float]) -> tuple[s
         if tokens[name] and score > best_score:
             best, best_score, best_agreement = name, score, agreement
     return best, best_agreement
+
+
+def deadline_passed(deadline: float | None) -> bool:
+    """Whether the page's time budget, ending at ``deadline`` (``time.monotonic()``; None:
+    no budget), is spent: then no peer starts."""
+    return deadline is not None and time.monotonic() > deadline
 
 
 # The peers read pages up to this size (as the fast path's FAST_PATH_MAX_BYTES, 4 MB).

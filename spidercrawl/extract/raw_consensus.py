@@ -21,7 +21,6 @@ stands alone and the note says so. See docs/extraction.md.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +32,7 @@ from spidercrawl.extract.consensus import (
     PeerExtraction,
     PeerExtractor,
     available_peers,
+    deadline_passed,
     medoid,
     peer_text,
     word_f1,
@@ -48,12 +48,8 @@ RULES = "rules"
 # ("agrees with the rendered consensus under word F1 0.8"), set beforehand, not tuned.
 RAW_AGREEMENT = 0.8
 # The fast path's check: the rules' article stands where text density's reading (or then
-# readability's) agrees with it this much. Leave one dataset out over the fast-path pages
-# of three datasets (4 folds; gates 0.3-0.9, the rules' lead 0-0.5, with or without the
-# readability step; of the settings within one standard error of the best F1 on the
-# other datasets, the quickest) chose 0.3, 0.4 and 0.3: F1 within 0.003 of no check
-# either way on the held-out datasets, the peers asked on 1-2% of pages
-# (docs/measurements.md). Looser gates sent a third of the pages to readability.
+# readability's) agrees with it this much; chosen leaving one dataset out, the quickest
+# setting within a standard error of the best (docs/measurements.md).
 RULES_AGREEMENT = 0.4
 
 
@@ -137,14 +133,14 @@ class RawHtmlConsensus:
         if not raw:
             why = "no peers installed" if len(self.peers) < 2 else "raw HTML over the peers' size"
             return RawChoice(found[own], own, f"{own} alone ({why})")
-        if _past(deadline):
+        if deadline_passed(deadline):
             return RawChoice(found[own], own, f"{own} alone (the page's time budget was spent)")
         first = self.first_peer
         found[first] = self._peer(first, raw, page)
         agreed = word_f1(tokenize(found[own].text), tokenize(found[first].text))
         if agreed >= agreement:
             return RawChoice(found[own], own, f"{first} agrees with {own} ({agreed:.2f})")
-        if _past(deadline):
+        if deadline_passed(deadline):
             why = f"{first} disagrees ({agreed:.2f}); the page's time budget was spent"
             return RawChoice(found[own], own, f"{own} alone ({why})")
         for name in self.peers:
@@ -162,7 +158,3 @@ class RawHtmlConsensus:
     def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
         text = peer_text(name, self.peers[name], raw, page.get("url"))
         return PeerExtraction.of_text(text, 0.0, name)
-
-
-def _past(deadline: float | None) -> bool:
-    return deadline is not None and time.monotonic() > deadline
