@@ -147,13 +147,13 @@ class RawHtmlConsensus:
             if name not in found:
                 found[name] = self._peer(name, raw, page)
         texts = {name: extraction.text for name, extraction in found.items()}
-        name, agreement = medoid(texts, {own: 1e-6})
+        name, mean_agreement = medoid(texts, {own: 1e-6})
         if not name:
             return RawChoice(found[own], own, "no reader of the raw HTML found text")
         chosen = found[name]
-        chosen.confidence = round(agreement, 3)
+        chosen.confidence = round(mean_agreement, 3)
         how = f"consensus of {len(found)} readers of the raw HTML: {name}'s text"
-        return RawChoice(chosen, name, f"{how} (agreement {agreement:.2f})")
+        return RawChoice(chosen, name, f"{how} (agreement {mean_agreement:.2f})")
 
     def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
         text = peer_text(name, self.peers[name], raw, page.get("url"))
