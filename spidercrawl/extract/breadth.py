@@ -32,6 +32,7 @@ from scrapy.http import Response, TextResponse
 
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, parse_raw_html
+from spidercrawl.learn.model import MODEL_FILE
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed
 
@@ -74,7 +75,7 @@ class BreadthMiddleware:
 
     def _learned(self, site: str) -> bool:
         if site not in self.learned:
-            self.learned[site] = (self.store.folder(site) / "model.npz").is_file()
+            self.learned[site] = (self.store.folder(site) / MODEL_FILE).is_file()
         return self.learned[site]
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
