@@ -54,14 +54,7 @@ def crawl_snapshot(snapshot: SiteSnapshot, out: Path) -> dict[str, dict[str, Any
                 settings={"LOG_LEVEL": "WARNING", "AUTOTHROTTLE_ENABLED": "False"},
                 pages=True,
             )
-            proc = subprocess.run(
-                command,
-                cwd=PROJECT_ROOT,
-                capture_output=True,
-                text=True,
-                timeout=CRAWL_TIMEOUT_S,
-                check=False,
-            )
+            proc = _run(command)
         if proc.returncode != 0 or not partial.exists():
             raise RuntimeError(
                 f"scrapy crawl of {snapshot.host} failed ({proc.returncode}): {proc.stderr[-500:]}"
@@ -97,14 +90,7 @@ def crawl_snapshots(targets: list[tuple[SiteSnapshot, Path]]) -> None:
             sites_file = Path(folder) / "sites.txt"
             sites_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
             items_file = Path(folder) / "items.jsonl"
-            proc = subprocess.run(
-                _multi_site_command(sites_file, items_file),
-                cwd=PROJECT_ROOT,
-                capture_output=True,
-                text=True,
-                timeout=CRAWL_TIMEOUT_S,
-                check=False,
-            )
+            proc = _run(_multi_site_command(sites_file, items_file))
             if proc.returncode != 0 or not items_file.exists():
                 logger.warning(
                     "A crawl of %d sites failed (%d): %s; crawling them one by one",
@@ -140,6 +126,18 @@ def _batches(
             batches.append([])
         batches[-1].append(target)
     return [batch for batch in batches if batch]
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """One ``scrapy crawl`` from the project root, its output kept, within CRAWL_TIMEOUT_S."""
+    return subprocess.run(
+        command,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=CRAWL_TIMEOUT_S,
+        check=False,
+    )
 
 
 def _multi_site_command(sites_file: Path, out: Path) -> list[str]:
