@@ -125,6 +125,9 @@ ITEM_PIPELINES = {
     "spidercrawl.pipelines.jsonfeed.JsonFeedPipeline": 500,  # one JSON Feed per site
 }
 LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
+# Who learns each site (learn/site_learner.py): this machine alone. With REDIS_URL the Redis
+# add-on names learn/shared_learner.py's SharedSiteLearner: once for every worker.
+SITE_LEARNER = "spidercrawl.learn.site_learner.SiteLearner"
 LEARN_MIN_PAGES = 10  # pages of a site held before its model is learned
 LEARN_MIN_PAGES_AT_END = 3  # a smaller site is learned from this many; fewer: as unseen
 # While too many held pages are of templates with too few pages to learn on their own
@@ -162,7 +165,7 @@ LEARN_LABELS = "relevance"
 LEARN_LAYOUTS = True  # pages of several templates: one model per layout (learn/layouts.py)
 MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versions/
 
-# --- Fast path and template drift (extract/fast_path.py, pipelines/learning.py) ----------
+# --- Fast path and template drift (extract/fast_path.py, learn/site_learner.py) ---------
 FAST_PATH_ENABLED = True  # learned sites with usable rules: plain HTTP + rules, no browser
 # Beyond these a page goes to the browser: they bound the fast path's time per page.
 FAST_PATH_MAX_BYTES = 4 * 2**20

@@ -21,7 +21,8 @@ from scrapy.utils.reactor import install_reactor, is_reactor_installed
 from scrapy.utils.test import get_crawler
 
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.pipelines.learning import LEARN_TRIES, SiteLearningPipeline
+from spidercrawl.learn.site_learner import LEARN_TRIES
+from spidercrawl.pipelines.learning import SiteLearningPipeline
 from tests.test_fallbacks import PageBuilder, post_page, sentence
 
 SITE = "retry.example"

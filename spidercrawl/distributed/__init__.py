@@ -23,9 +23,12 @@ import logging
 from typing import Any
 
 from scrapy.exceptions import DropItem
-from scrapy.settings import BaseSettings
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 logger = logging.getLogger(__name__)
+
+LOCAL_LEARNER = "spidercrawl.learn.site_learner.SiteLearner"
+SHARED_LEARNER = "spidercrawl.learn.shared_learner.SharedSiteLearner"
 
 
 def as_text(value: object) -> str:
@@ -155,6 +158,14 @@ class RedisAddon:
             "SCHEDULER_SERIALIZER": "spidercrawl.distributed.request_codec",
         }.items():
             settings.set(name, value, priority="addon")
+        # Each site learned once for every worker, its model published in Redis. The
+        # project's settings name the local learner (at a priority above the add-on's), so
+        # that default is replaced here, but not a learner the user named on the command line.
+        if (
+            settings.get("SITE_LEARNER") == LOCAL_LEARNER
+            and settings.getpriority("SITE_LEARNER") <= SETTINGS_PRIORITIES["project"]
+        ):
+            settings.set("SITE_LEARNER", SHARED_LEARNER, priority="project")
 
 
 def _retry() -> Any:

@@ -31,7 +31,7 @@ return 0
 
 
 class SharedLearning:
-    """The Redis side of :class:`~spidercrawl.pipelines.learning.SiteLearningPipeline`."""
+    """The Redis side of :class:`~spidercrawl.learn.shared_learner.SharedSiteLearner`."""
 
     def __init__(self, redis: Any, prefix: str, keep_pages: int, lock_seconds: int) -> None:
         self.redis = redis

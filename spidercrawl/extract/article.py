@@ -157,7 +157,7 @@ def learned_extraction(
         cross_site = unseen_fallback(page, model, blocks, unseen)
         if cross_site.text:
             return LearnedArticle(cross_site, "learned+unseen", reason, of_no_layout=True)
-    enough = max(1.0, 0.1 * float(model.training_.get("content_chars_per_page", 0.0)))
+    enough = model.enough_chars()
     extraction = model.extract_blocks(blocks)
     if len(extraction.text) >= enough:
         return LearnedArticle(extraction, "learned", sure=is_sure(model, extraction))

@@ -531,6 +531,26 @@ class SiteModel(BaseEstimator):
         self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.version_ = self.created_.replace("-", "").replace(":", "")
 
+    def layout_models(self) -> list[SiteModel]:
+        """The model of each layout (this model alone when it has one)."""
+        return list(getattr(self, "layouts_", None) or [self])
+
+    def enough_chars(self) -> float:
+        """Under this many characters the model "found almost nothing" on a page: a tenth
+        of the article text it saw per training page."""
+        return max(1.0, 0.1 * float(self.training_.get("content_chars_per_page", 0.0)))
+
+    def finds_article(self, page: Mapping[str, Any]) -> bool:
+        """Whether the model finds an article (:meth:`enough_chars` of it) on ``page``."""
+        blocks = page_blocks(page)
+        return len(self.extract_blocks(blocks).text) >= self.for_blocks(blocks).enough_chars()
+
+    def shortest_article_chars(self) -> int | None:
+        """The shortest article the fast path's rules accept (None: no rules, no bar)."""
+        rules = getattr(self, "rules_", None)
+        check = getattr(rules, "check_", None) or {}
+        return int(check.get("min_chars") or 0) or None
+
     def for_blocks(self, blocks: Sequence[Block]) -> SiteModel:
         """The model of the layout a page's blocks fit best (this model when it has one
         layout): the layout whose tag paths hold most of the page's text."""
