@@ -4,17 +4,29 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import socket
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from scrapy.utils.reactor import install_reactor, is_reactor_installed
 
 from spidercrawl.capture.browser import DEFAULT_BROWSER_PATH
-from spidercrawl.runner import PROJECT_ROOT, crawl_command, read_jsonl
+from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command, read_jsonl
+from spidercrawl.serve import serving
+from spidercrawl.settings import TWISTED_REACTOR
+
+# The crawl's reactor, installed before any test module imports Twisted's default one: the
+# tests that drive a pipeline by hand need it, in whatever order a worker runs them.
+if not is_reactor_installed():
+    install_reactor(TWISTED_REACTOR)
 
 SHARED = PROJECT_ROOT.parent / "shared"
 CHROMIUM = os.environ.get("SPIDERCRAWL_CHROMIUM", DEFAULT_BROWSER_PATH)
@@ -88,3 +100,56 @@ def loopback_server(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[
     finally:
         server.shutdown()
         server.server_close()
+
+
+# --- real servers: free ports, Redis, the demo under several names ---------------------
+
+SITES = ("harbour-a.example", "harbour-b.example", "harbour-c.example")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def demo_copies() -> Iterator[list[str]]:
+    """The demo under three site names, one local server each: sites-file lines."""
+    with ExitStack() as stack:
+        servers = [stack.enter_context(serving(DEMO_SITE)) for _ in SITES]
+        yield [f"{site} {server.base_url}" for site, server in zip(SITES, servers, strict=True)]
+
+
+def wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.fixture()
+def redis_url(tmp_path) -> Iterator[str]:
+    server_binary = shutil.which("redis-server")
+    if server_binary is None:
+        pytest.fail("redis-server not found: apt-get install -y redis-server")
+    port = free_port()
+    server = subprocess.Popen(
+        [server_binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    wait_for(lambda: _answers(port), 10, "redis-server to start")
+    yield f"redis://127.0.0.1:{port}/0"
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.3).close()
+        return True
+    except OSError:
+        return False

@@ -22,7 +22,6 @@ from spidercrawl.learn.shared_learner import SharedSiteLearner
 from spidercrawl.learn.site_learner import HeldPage, LearnerConfig, SiteLearner
 from spidercrawl.learn.store import ModelStore
 from tests.test_learning_retry import odd_page
-from tests.test_scale_out import redis_url  # noqa: F401 (a fixture: a real redis-server)
 
 SITE = "retry.example"  # the site of tests.test_learning_retry's odd pages
 MIN_PAGES = 6
@@ -166,7 +165,7 @@ def test_settings_name_the_learner_and_redis_names_the_shared_one() -> None:
     assert chosen["SITE_LEARNER"] == "my.Learner"
 
 
-def test_on_redis_two_workers_learn_a_site_once(tmp_path, redis_url) -> None:  # noqa: F811
+def test_on_redis_two_workers_learn_a_site_once(tmp_path, redis_url) -> None:
     settings = Settings()
     settings.setmodule("spidercrawl.settings")
     settings.setdict({"LEARN_MIN_PAGES": MIN_PAGES, "LEARN_MAX_WAIT_PAGES": MIN_PAGES,

@@ -289,7 +289,7 @@ def _score_fast_path(
     (the independent check, the raw-HTML consensus where it doubts the rules), else the
     rendered page and the model."""
     snapshot = SiteSnapshot(Path(job.site_root))
-    rules = getattr(model, "rules_", None)
+    rules = model.extraction_rules() if model is not None else None
     chain = _chain(job)
     records = []
     for page_id in test_ids:

@@ -96,7 +96,7 @@ def checked_rules(
     page's HTML (``rendered_html``: the browser's DOM, or the raw HTML of a page fetched
     plainly), with their precision as confidence, where they pass their check; else None
     and why not ("" where the model has no usable rules)."""
-    rules = getattr(model, "rules_", None)
+    rules = model.extraction_rules() if model is not None else None
     if rules is None or not rules.usable:
         return None, ""
     result = rules.extract(page.get("rendered_html") or "")

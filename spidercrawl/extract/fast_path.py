@@ -92,7 +92,7 @@ class FastPathMiddleware:
     def _fast_path_model(self, site: str, model: SiteModel | None) -> SiteModel | None:
         """``model`` if the fast path should use it: usable rules that held on the raw HTML
         of its training pages (the render decision, learned with the model)."""
-        model = _with_usable_rules(model)
+        model = model if model is not None and model.usable_rules() is not None else None
         reason = _render_reason(model)
         if reason:
             self.crawler.stats.inc_value("spidercrawl/fast_path/render_decision")
@@ -197,7 +197,7 @@ def cut_raw_html(
     that passes rides in the capture (``fast_path_article``), so the pipeline takes it as
     it is: the page is parsed and cut once. Also :func:`spidercrawl.extract_html`'s."""
     capture = static_capture(document, url)  # first: the rules drop scripts
-    rules = getattr(_with_usable_rules(model), "rules_", None)
+    rules = model.usable_rules() if model is not None else None
     if rules is None:
         return capture, None
     result = rules.extract(document)
@@ -207,15 +207,9 @@ def cut_raw_html(
     return capture, verdict
 
 
-def _with_usable_rules(model: SiteModel | None) -> SiteModel | None:
-    """``model`` if it has extraction rules the fast path can use, else None."""
-    rules = getattr(model, "rules_", None)
-    return model if rules is not None and rules.usable else None
-
-
 def _render_reason(model: SiteModel | None) -> str:
     """Why the model's pages need the browser ("" when the fast path can take them)."""
-    rules = getattr(_with_usable_rules(model), "rules_", None)
+    rules = model.usable_rules() if model is not None else None
     return getattr(rules, "render_reason", "") if rules is not None else ""
 
 

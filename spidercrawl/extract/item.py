@@ -35,7 +35,8 @@ def article_item(
     blocks without densities (:func:`page_blocks`), when already built."""
     text = extraction.text if extraction is not None else ""
     html = extraction.html if extraction is not None else ""
-    metadata = article_metadata(page, text, site_names, getattr(model, "language_", ""))
+    language = model.content_language() if model is not None else ""
+    metadata = article_metadata(page, text, site_names, language)
     if page.get("texts"):
         if blocks is None:
             blocks = page_blocks(page, densities=False)
@@ -83,7 +84,7 @@ def article_item(
 def plain_rules(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str]:
     """A page fetched plainly (fast path): the model's rules' article where they pass their
     check (the fast path's own cut, when made with this model), else None and why not."""
-    rules = getattr(model, "rules_", None)
+    rules = model.extraction_rules() if model is not None else None
     done = page.get("fast_path_article")
     if rules is not None and done is not None and done.model_version == model.version_:
         done.extraction.confidence = round(rules.precision_, 3)  # checked by the fast path

@@ -545,10 +545,22 @@ class SiteModel(BaseEstimator):
         blocks = page_blocks(page)
         return len(self.extract_blocks(blocks).text) >= self.for_blocks(blocks).enough_chars()
 
+    def extraction_rules(self) -> ExtractionRules | LayoutRules | None:
+        """The fast path's rules (None: a model saved without them)."""
+        return getattr(self, "rules_", None)
+
+    def usable_rules(self) -> ExtractionRules | LayoutRules | None:
+        """The rules where the fast path can use them (they held on the training pages)."""
+        rules = self.extraction_rules()
+        return rules if rules is not None and rules.usable else None
+
+    def content_language(self) -> str:
+        """The language of the site's articles ("" where unknown or mixed)."""
+        return getattr(self, "language_", "")
+
     def shortest_article_chars(self) -> int | None:
         """The shortest article the fast path's rules accept (None: no rules, no bar)."""
-        rules = getattr(self, "rules_", None)
-        check = getattr(rules, "check_", None) or {}
+        check = getattr(self.extraction_rules(), "check_", None) or {}
         return int(check.get("min_chars") or 0) or None
 
     def for_blocks(self, blocks: Sequence[Block]) -> SiteModel:

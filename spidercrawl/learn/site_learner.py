@@ -460,7 +460,7 @@ class SiteLearner:
         """Whether a page the fast path gave up on is one whose article scripts draw: the
         model's rules fit the browser's DOM of it, not its raw HTML. After
         ``JS_PAGES_TO_RENDER_DIRECTLY`` such pages the site is rendered directly."""
-        rules = getattr(state.model, "rules_", None)
+        rules = state.model.extraction_rules() if state.model is not None else None
         if rules is None or not page.get("texts") or not page.get("rendered_html"):
             return False
         rendered = rules.extract(page["rendered_html"])
