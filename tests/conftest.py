@@ -29,6 +29,8 @@ if not is_reactor_installed():
     install_reactor(TWISTED_REACTOR)
 
 SHARED = PROJECT_ROOT.parent / "shared"
+
+
 CHROMIUM = os.environ.get("SPIDERCRAWL_CHROMIUM", DEFAULT_BROWSER_PATH)
 
 

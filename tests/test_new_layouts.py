@@ -1,0 +1,75 @@
+"""A learned site that adds a template: the new pages become a layout beside the old one,
+whether they are half the site or a third of it, and the next crawl takes every page by
+the fast path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spidercrawl.runner import DEMO_SITE
+from spidercrawl.serve import serving
+from tests.test_layouts import mixed_site
+from tests.test_learning_e2e import SITE, crawl_articles
+
+
+@pytest.fixture(scope="module")
+def template_added(tmp_path_factory, chromium_path):
+    """The site is learned with one template; then half its pages come in a new one."""
+    root = tmp_path_factory.mktemp("added")
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
+    models = root / "models"
+    with serving(DEMO_SITE) as server:
+        learned = crawl_articles(server.base_url, root / "learned.jsonl", models, *settings)
+    with serving(mixed_site(root)) as server:
+        added = crawl_articles(server.base_url, root / "added.jsonl", models, *settings)
+        after = crawl_articles(server.base_url, root / "after.jsonl", models, *settings)
+    return models, learned, added, after
+
+
+def test_a_new_template_is_added_as_a_layout_beside_the_old_one(template_added) -> None:
+    models, learned, added, after = template_added
+    assert all(r.returncode == 0 for r in (learned, added, after)), added.log[-3000:]
+    # The new pages route to no layout of the model: a new layout, not drift.
+    assert "no longer fits the site" not in added.log
+    assert added.log.count("learned a new layout from them") == 1, added.log[-3000:]
+    meta = json.loads((models / SITE / "model.json").read_text("utf-8"))
+    assert len(meta["layouts"]) == 2  # the new template's and the old one's
+    assert "entry-content" in meta["layouts"][0]["container"]
+    assert "story-body" in meta["layouts"][1]["container"]
+    assert len(added.items) == 30 and all(item["text"] for item in added.items)
+    # Both templates fit now: the next crawl has no drift and takes every page plainly.
+    assert "no longer fits the site" not in after.log
+    assert {item["method"] for item in after.items} == {"rules"} and len(after.items) == 30
+
+
+@pytest.fixture(scope="module")
+def minority_layout(tmp_path_factory, chromium_path):
+    """The site is learned with one template; then a third of its pages come in another."""
+    root = tmp_path_factory.mktemp("minority")
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
+    models = root / "models"
+    with serving(DEMO_SITE) as server:
+        learned = crawl_articles(server.base_url, root / "learned.jsonl", models, *settings)
+    # A window of 20 pages: a third failing never looks like drift, however the pages
+    # the fast path sends to the browser bunch up.
+    collect = (*settings, "LEARN_MIN_PAGES=5", "DRIFT_WINDOW=20")
+    with serving(mixed_site(root, every=3)) as server:
+        added = crawl_articles(server.base_url, root / "added.jsonl", models, *collect)
+        after = crawl_articles(server.base_url, root / "after.jsonl", models, *collect)
+    return models, learned, added, after
+
+
+def test_pages_of_no_known_layout_are_collected_into_a_new_layout(minority_layout) -> None:
+    models, learned, added, after = minority_layout
+    assert all(r.returncode == 0 for r in (learned, added, after)), added.log[-3000:]
+    assert "no longer fits the site" not in added.log  # a new layout is not drift
+    assert added.log.count("learned a new layout from them") == 1, added.log[-3000:]
+    assert len(added.items) == 30 and all(item["text"] for item in added.items)
+    meta = json.loads((models / SITE / "model.json").read_text("utf-8"))
+    assert len(meta["layouts"]) == 2
+    assert "entry-content" in meta["layouts"][0]["container"]
+    # Both layouts known: the next crawl takes every page by the fast path, learns nothing.
+    assert "new layout" not in after.log and "no longer fits the site" not in after.log
+    assert {item["method"] for item in after.items} == {"rules"} and len(after.items) == 30
