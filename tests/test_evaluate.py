@@ -119,7 +119,8 @@ def test_rules_pages_are_reported_by_the_way_they_went() -> None:
 
     def record(page: str, f1: float, note: str, seconds: float) -> PageRecord:
         return PageRecord("d", "s", page, "rules", f1=f1, note=note, seconds=seconds,
-                          retrieved_tokens=5, gold_tokens=5)  # fmt: skip
+                          retrieved_tokens=5, gold_tokens=5,
+                          fast_path=note == "fast path")  # fmt: skip
 
     records = [
         record("1", 1.0, "fast path", 0.002),
@@ -134,11 +135,29 @@ def test_rules_pages_are_reported_by_the_way_they_went() -> None:
     table = rules_split_table({"d": split})
     assert "| d | fast path | 2 | 0.900 |" in table and "| 60.0 |" in table
     # Per site: the share of its pages the fast path took, and which sites fall short.
-    records.append(PageRecord("d", "t", "1", "rules", f1=1.0, note="fast path"))
+    records.append(PageRecord("d", "t", "1", "rules", f1=1.0, note="fast path", fast_path=True))
+    # Decided by the record's field, not its note's words.
+    records.append(PageRecord("d", "t", "2", "rules", f1=1.0, note="fast path, said a note"))
     shares = fast_path_shares(records)
-    assert shares == {"d/s": pytest.approx(2 / 3, abs=1e-4), "d/t": 1.0}
+    assert shares == {"d/s": pytest.approx(2 / 3, abs=1e-4), "d/t": 0.5}
     lines = fast_path_shares_lines(shares)
-    assert "1 of 2" in lines and "- d/s: 67%" in lines and "d/t" not in lines
+    assert "2 of 2" in lines and "- d/s: 67%" in lines and "- d/t: 50%" in lines
+
+
+def test_learned_pages_are_split_by_how_the_chain_made_them() -> None:
+    from spidercrawl.evaluate.report import SITE_MODEL, SITE_MODEL_RULES, learned_way
+    from spidercrawl.evaluate.runner import PageRecord
+
+    def way(**fields: object) -> str:
+        return learned_way(PageRecord("d", "s", "1", "learned", **fields))
+
+    assert way(way="learned", has_model=True, note="fold 1/4") == SITE_MODEL
+    assert way(way="rules", has_model=True, note="rules") == SITE_MODEL_RULES
+    assert way(way="learned+unseen", has_model=True) == "learned+unseen"
+    assert way(way="density", has_model=True) == "not learned"
+    assert way(way="unseen", has_model=False, note="no model") == "not learned"
+    assert way(way="rules", has_model=True, plain=True) == "not learned"  # no render
+    assert way(note="not rendered by the crawl") == "not learned"
 
 
 def test_with_train_pages_every_method_is_scored_on_the_same_pages() -> None:
@@ -185,14 +204,14 @@ def test_learned_pages_are_reported_by_the_way_they_went_beside_peers_on_them() 
     from spidercrawl.evaluate.report import SITE_MODEL, learned_split, learned_split_table
     from spidercrawl.evaluate.runner import PageRecord
 
-    def record(site: str, page: str, method: str, f1: float, note: str = "") -> PageRecord:
-        return PageRecord("d", site, page, method, f1=f1, note=note)
+    def record(site: str, page: str, method: str, f1: float, way: str = "") -> PageRecord:
+        return PageRecord("d", site, page, method, f1=f1, way=way, has_model=bool(way))
 
     records = [
-        record("s", "1", "learned", 1.0, "fold 1/4"),
-        record("s", "2", "learned", 0.8, "fold 2/4"),
-        record("s", "3", "learned", 0.2, "learned+unseen; only 5% of the page's text ..."),
-        record("t", "1", "learned", 0.6, "trained on 10 pages"),
+        record("s", "1", "learned", 1.0, "learned"),
+        record("s", "2", "learned", 0.8, "learned"),
+        record("s", "3", "learned", 0.2, "learned+unseen"),
+        record("t", "1", "learned", 0.6, "learned"),
         record("s", "1", "trafilatura", 0.5),
         record("s", "2", "trafilatura", 0.0),
         record("s", "3", "trafilatura", 0.9),

@@ -124,7 +124,7 @@ def rules_split(records: Iterable[PageRecord]) -> dict[str, dict[str, dict[str, 
     groups: dict[str, dict[str, list[PageRecord]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
         if record.method == "rules":
-            way = "fast path" if record.note.startswith("fast path") else "rendered"
+            way = "fast path" if record.fast_path else "rendered"
             groups[record.dataset][way].append(record)
     split: dict[str, dict[str, dict[str, object]]] = {}
     for dataset, ways in sorted(groups.items()):
@@ -197,7 +197,7 @@ def _sites_below(shares: Mapping[str, float], target: float, by: str, key: str) 
 
 def fast_path_shares(records: Iterable[PageRecord]) -> dict[str, float]:
     """Each site's share of its ``rules`` pages that the fast path took ("dataset/site")."""
-    return _site_shares((r, r.note.startswith("fast path")) for r in records if r.method == "rules")
+    return _site_shares((r, r.fast_path) for r in records if r.method == "rules")
 
 
 def fast_path_shares_lines(shares: Mapping[str, float]) -> str:
@@ -220,12 +220,13 @@ def learned_way(record: PageRecord) -> str:
     almost nothing), or ``not learned`` (no model, not rendered). A page of no known
     layout whose text the site's extraction rules give is the site model's own (its
     rules), counted apart."""
-    if record.note.startswith(("fold ", "trained on ")):
+    if not record.has_model or record.plain or not record.way:
+        return "not learned"
+    if record.way in ("learned", "unseen"):
         return SITE_MODEL
-    way = record.note.split(";")[0].strip()
-    if way == "rules":
+    if record.way == "rules":
         return SITE_MODEL_RULES
-    return way if way.startswith("learned+") else "not learned"
+    return record.way if record.way.startswith("learned+") else "not learned"
 
 
 def learned_split(records: Iterable[PageRecord]) -> dict[str, object]:

@@ -64,6 +64,15 @@ class PageRecord:
     seconds: float = 0.0
     error: str = ""
     note: str = ""  # how the text was obtained when it matters (fallback, training pages)
+    # How the crawl's extraction chain made the article (its method: learned, rules,
+    # learned+unseen, unseen, density...; "" where no chain ran: a peer, a page the crawl
+    # did not render), whether a site model was in use, whether the page came without a
+    # render (plain HTTP), and whether the fast path took it (``rules``). The reports
+    # decide by these, not by the note's words.
+    way: str = ""
+    has_model: bool = False
+    plain: bool = False
+    fast_path: bool = False
     # rules, fast-path pages: word F1 of the article delivered, and of the rules' own
     # article before the chain's independent check, with the rendered never-seen
     # consensus's article of the same page (a gold-free check of the fast path; -1: none)

@@ -137,13 +137,16 @@ def shuffled_ids(ids: Sequence[str]) -> list[str]:
 def _score_pages(
     job: SiteJob,
     page_ids: Sequence[str],
-    extract: Callable[[dict[str, Any]], tuple[str, str]],
+    extract: Callable[[dict[str, Any], PageRecord], tuple[str, str]],
     note: str = "",
+    has_model: bool = False,
 ) -> list[PageRecord]:
-    """Score ``extract(page) -> (text, note or "")`` on each page; missing pages score empty."""
+    """Score ``extract(page, record) -> (text, note or "")`` on each page (``extract`` may
+    fill the record's fields on how it went); missing pages score empty."""
     records = []
     for page_id in page_ids:
         record = PageRecord(job.dataset, job.site, page_id, job.method, note=note)
+        record.has_model = has_model
         page = job.pages.get(page_id)
         gold = _gold(job, page_id)
         if page is None:
@@ -152,7 +155,7 @@ def _score_pages(
             continue
         page = _with_raw_html(page, job, page_id)
         started = page_clock()
-        text, page_note = extract(page)
+        text, page_note = extract(page, record)
         record.seconds = page_clock() - started
         record.note = page_note or record.note
         records.append(score_record(record, text, gold))
@@ -184,14 +187,15 @@ def _score_with(
     (:mod:`spidercrawl.extract.chain`), so that what is scored is what is delivered."""
     chain = _chain(job)
 
-    def extract(page: dict[str, Any]) -> tuple[str, str]:
+    def extract(page: dict[str, Any], record: PageRecord) -> tuple[str, str]:
         result = chain.extract(page, model)
         text = _article_text(job, page, result.extraction, result.method, model, result.blocks)
-        if fetched_plainly(page):
+        record.way, record.plain = result.method, fetched_plainly(page)
+        if record.plain:
             return text, f"raw HTML: {result.method}"
         return text, ("" if result.method in ("learned", "unseen") else result.method)
 
-    return _score_pages(job, test_ids, extract, note)
+    return _score_pages(job, test_ids, extract, note, has_model=model is not None)
 
 
 _raw_consensus: list[RawHtmlConsensus] = []
@@ -318,6 +322,8 @@ def _score_fast_path(
         chained = chain.extract(fetched, model)
         seconds = page_clock() - started
         record = PageRecord(job.dataset, job.site, page_id, job.method, note="fast path")
+        record.way, record.has_model, record.plain = chained.method, True, True
+        record.fast_path = True
         if chained.method != "rules":
             record.note = f"fast path: {chained.method} ({chained.note})"
         record.seconds = seconds
