@@ -25,9 +25,11 @@ from typing import Any
 from scrapy.exceptions import DropItem
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
+from spidercrawl import settings as project_settings
+
 logger = logging.getLogger(__name__)
 
-LOCAL_LEARNER = "spidercrawl.learn.site_learner.SiteLearner"
+LOCAL_LEARNER = project_settings.SITE_LEARNER
 SHARED_LEARNER = "spidercrawl.learn.shared_learner.SharedSiteLearner"
 
 

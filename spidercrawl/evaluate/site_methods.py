@@ -139,14 +139,12 @@ def _score_pages(
     page_ids: Sequence[str],
     extract: Callable[[dict[str, Any], PageRecord], tuple[str, str]],
     note: str = "",
-    has_model: bool = False,
 ) -> list[PageRecord]:
     """Score ``extract(page, record) -> (text, note or "")`` on each page (``extract`` may
     fill the record's fields on how it went); missing pages score empty."""
     records = []
     for page_id in page_ids:
         record = PageRecord(job.dataset, job.site, page_id, job.method, note=note)
-        record.has_model = has_model
         page = job.pages.get(page_id)
         gold = _gold(job, page_id)
         if page is None:
@@ -191,11 +189,12 @@ def _score_with(
         result = chain.extract(page, model)
         text = _article_text(job, page, result.extraction, result.method, model, result.blocks)
         record.way, record.plain = result.method, fetched_plainly(page)
+        record.has_model = model is not None
         if record.plain:
             return text, f"raw HTML: {result.method}"
         return text, ("" if result.method in ("learned", "unseen") else result.method)
 
-    return _score_pages(job, test_ids, extract, note, has_model=model is not None)
+    return _score_pages(job, test_ids, extract, note)
 
 
 _raw_consensus: list[RawHtmlConsensus] = []
@@ -321,9 +320,10 @@ def _score_fast_path(
         }
         chained = chain.extract(fetched, model)
         seconds = page_clock() - started
-        record = PageRecord(job.dataset, job.site, page_id, job.method, note="fast path")
-        record.way, record.has_model, record.plain = chained.method, True, True
-        record.fast_path = True
+        record = PageRecord(
+            job.dataset, job.site, page_id, job.method, note="fast path",
+            way=chained.method, has_model=True, plain=True, fast_path=True,
+        )  # fmt: skip
         if chained.method != "rules":
             record.note = f"fast path: {chained.method} ({chained.note})"
         record.seconds = seconds
@@ -342,7 +342,7 @@ def _agreement_with_unseen(
     if consensus is None or not page or not page.get("texts"):
         return
     rendered = _with_raw_html(page, job, page_id)
-    unseen = tokenize(consensus.extract(rendered, page_blocks(rendered))[0].text)
+    unseen = tokenize(consensus.extract(rendered)[0].text)
     record.unseen_agreement = round(word_f1(tokenize(delivered), unseen), 4)
     record.unchecked_agreement = round(word_f1(tokenize(unchecked), unseen), 4)
 

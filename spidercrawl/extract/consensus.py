@@ -36,7 +36,7 @@ from rapidfuzz.distance import LCSseq
 from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import Extraction
 from spidercrawl.text import tokenize
@@ -192,7 +192,27 @@ def deadline_passed(deadline: float | None) -> bool:
 PEER_MAX_CHARS = 4 * 2**20
 
 
-class ConsensusExtractor:
+class PeerReaders:
+    """The peers an extractor asks (``peers``: their names; None: every one installed),
+    the quicker first, each failure one vote less. The never-seen consensus and the
+    raw-HTML consensus (:mod:`spidercrawl.extract.raw_consensus`) both ask them so."""
+
+    def __init__(self, peers: Sequence[str] | None = None) -> None:
+        names = available_peers() if peers is None else list(peers)
+        self.peers: dict[str, PeerExtractor] = {name: PEER_FACTORIES[name]() for name in names}
+
+    @property
+    def first_peer(self) -> str:
+        """The peer run first: the quicker one (``FIRST_PEER``) where installed."""
+        return FIRST_PEER if FIRST_PEER in self.peers else next(iter(self.peers))
+
+    def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
+        """One peer's article of ``raw`` (empty where the peer fails)."""
+        text = peer_text(name, self.peers[name], raw, page.get("url"))
+        return PeerExtraction.of_text(text, 0.0, name)
+
+
+class ConsensusExtractor(PeerReaders):
     """The medoid of our blocks' article and the peers' articles of the raw HTML."""
 
     def __init__(
@@ -207,8 +227,7 @@ class ConsensusExtractor:
         self.own_bonus = own_bonus
         self.confirm_bonus = confirm_bonus
         self.density_agreement = density_agreement
-        names = available_peers() if peers is None else list(peers)
-        self.peers = {name: PEER_FACTORIES[name]() for name in names}
+        super().__init__(peers)
         if len(self.peers) < 2:
             logger.warning(
                 "Sites never seen: %s not installed; the cross-site extractor alone decides",
@@ -238,11 +257,6 @@ class ConsensusExtractor:
             return {}
         wanted = self.peers if names is None else names
         return {name: self._peer(name, raw, page) for name in wanted}
-
-    def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
-        """One peer's article of ``raw`` (empty where the peer fails)."""
-        text = peer_text(name, self.peers[name], raw, page.get("url"))
-        return PeerExtraction.of_text(text, 0.0, name)
 
     def candidates(self, page: Mapping[str, Any], blocks: Sequence[Block] | None = None) -> dict:
         """Every extractor's article of ``page``: ours (``OWN``) and the peers'."""
@@ -340,11 +354,6 @@ class ConsensusExtractor:
         density = cold_start_extraction(page)
         return word_f1(tokenize(extraction.text), tokenize(density.text))
 
-    @property
-    def first_peer(self) -> str:
-        """The peer run first: the quicker one (``FIRST_PEER``) where installed."""
-        return FIRST_PEER if FIRST_PEER in self.peers else next(iter(self.peers))
-
     def settled(self, extraction: Any, first: Any, own_bonus: float | None = None) -> float | None:
         """The agreement of ``extraction`` with the first peer's article ``first`` where it
         settles the medoid without the slower peer (word F1 above 1 - ``own_bonus``), else
@@ -401,7 +410,7 @@ class ConsensusExtractor:
                 out.append(page)
                 continue
             try:
-                extraction, how = self.extract(page, page_blocks(page))
+                extraction, how = self.extract(page)
             except Exception as error:  # one odd page: labelled by relevance
                 logger.info("No consensus article of %s to learn from: %s", page.get("url"), error)
                 out.append(page)

@@ -26,15 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from spidercrawl.extract.consensus import (
-    FIRST_PEER,
     PEER_FACTORIES,
     PEER_MAX_CHARS,
-    PeerExtraction,
-    PeerExtractor,
-    available_peers,
+    PeerReaders,
     deadline_passed,
     medoid,
-    peer_text,
     word_f1,
 )
 from spidercrawl.text import tokenize
@@ -63,7 +59,7 @@ class RawChoice:
     note: str
 
 
-class RawHtmlConsensus:
+class RawHtmlConsensus(PeerReaders):
     """The medoid of the readers of raw HTML (see the module doc)."""
 
     def __init__(
@@ -72,8 +68,7 @@ class RawHtmlConsensus:
         agreement: float = RAW_AGREEMENT,
         rules_agreement: float = RULES_AGREEMENT,
     ) -> None:
-        names = available_peers() if peers is None else list(peers)
-        self.peers: dict[str, PeerExtractor] = {name: PEER_FACTORIES[name]() for name in names}
+        super().__init__(peers)
         self.agreement = agreement
         self.rules_agreement = rules_agreement
         if len(self.peers) < 2:
@@ -81,10 +76,6 @@ class RawHtmlConsensus:
                 "Raw HTML: %s not installed; text density alone reads pages no browser "
                 "rendered", " and ".join(sorted(set(PEER_FACTORIES) - set(self.peers))),
             )  # fmt: skip
-
-    @property
-    def first_peer(self) -> str:
-        return FIRST_PEER if FIRST_PEER in self.peers else next(iter(self.peers))
 
     def raw_input(self, page: Mapping[str, Any]) -> str:
         """The raw HTML the peers read ("" where they cannot: fewer than two peers, or a page
@@ -154,7 +145,3 @@ class RawHtmlConsensus:
         chosen.confidence = round(mean_agreement, 3)
         how = f"consensus of {len(found)} readers of the raw HTML: {name}'s text"
         return RawChoice(chosen, name, f"{how} (agreement {mean_agreement:.2f})")
-
-    def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
-        text = peer_text(name, self.peers[name], raw, page.get("url"))
-        return PeerExtraction.of_text(text, 0.0, name)

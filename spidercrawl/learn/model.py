@@ -504,8 +504,7 @@ class SiteModel(BaseEstimator):
         a template the site added, or a redesign) beside its own, newest first; the oldest
         go beyond ``max_layouts``. A new layout is not a new site: the pages of the old
         templates (an archive) still fit."""
-        layouts = list(getattr(new, "layouts_", None) or [new])
-        layouts += list(getattr(self, "layouts_", None) or [self])
+        layouts = new.layout_models() + self.layout_models()
         combined = SiteModel(**self.get_params())
         combined._set_layouts(layouts[:max_layouts], None, time.perf_counter())
         return combined

@@ -78,12 +78,12 @@ class LearnerHost(Protocol):
 class LearnerConfig:
     """The learner's settings (defaults and meaning in ``spidercrawl/settings.py``)."""
 
-    min_pages: int = 10
-    min_pages_at_end: int = 3
-    max_wait_pages: int = 30
-    drift_window: int = 10
-    drift_share: float = 0.5
-    model_params: dict[str, Any] = field(default_factory=dict)  # SiteModel's parameters
+    min_pages: int
+    min_pages_at_end: int
+    max_wait_pages: int
+    drift_window: int
+    drift_share: float
+    model_params: dict[str, Any]  # SiteModel's parameters
 
     @classmethod
     def from_settings(cls, settings: Any) -> LearnerConfig:
@@ -107,7 +107,7 @@ class LearnerConfig:
 
     @property
     def layouts(self) -> bool:
-        return bool(self.model_params.get("layouts", True))
+        return bool(self.model_params["layouts"])
 
 
 @dataclass
@@ -228,7 +228,7 @@ class SiteLearner:
             return
         if state.before_drift is not None:
             self._settle(site, state, f"{waiting} pages of no layout it knew")
-        elif not self._templates_too_mixed(site, state, state.held_pages()):
+        elif not self._templates_too_mixed(site, state, [held.page for held in state.held]):
             self._settle(site, state, f"{len(state.held)} pages arrived")
 
     def _settle_waiting(self, site: str, state: SiteState, why: str, final: bool) -> None:
@@ -292,7 +292,7 @@ class SiteLearner:
         """Fit the site's model on ``pages``, save it and put it in use; where that fails,
         say why (``fallback_reason``) and keep the pages for another try on later pages."""
         started = time.perf_counter()
-        if self.config.model_params.get("labels", "relevance") != "relevance":
+        if self.config.model_params["labels"] != "relevance":
             pages = self.host.with_consensus_articles(pages)  # what the model learns from
         try:
             model = SiteModel(**self.config.model_params).fit(pages)

@@ -251,8 +251,8 @@ class SiteLearningPipeline:
         """An extractor raised on a page: a stat (overall and for the site's summary line)
         and one warning with the traceback."""
         site = str(page.get("site") or "unknown")
-        self.crawler.stats.inc_value("spidercrawl/articles/extractor_errors")
-        self.crawler.stats.inc_value(f"spidercrawl/site/{site}/extractor_errors")
+        self.count("articles/extractor_errors")
+        self.count(f"site/{site}/extractor_errors")
         logger.warning(
             "%s: %s failed on %s (%s); the next extractor makes the article",
             site, stage, page.get("url"), describe_error(error), exc_info=error,
