@@ -16,9 +16,10 @@ from spidercrawl.extract.article import (
 )
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import add_densities, page_blocks
+from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.model import SiteModel, take_continuation
+from spidercrawl.learn.page import Page
 from spidercrawl.learn.selectors import path_css
 
 Step = tuple[str, str, tuple[str, ...]]  # tag, id, classes
@@ -160,7 +161,7 @@ def test_the_cross_site_fallback_keeps_out_the_sites_template_too(model: SiteMod
     page = post_page(22, comments=0, promo_in_entry=True)
     unseen = UnseenExtractor.load()
     assert NEWSLETTER in unseen.extract(page).text  # a site never seen has no template
-    extraction = unseen_fallback(page, model, page_blocks(page), unseen)
+    extraction = unseen_fallback(Page(page), model, unseen)
     assert "harbour22" in extraction.text
     assert NEWSLETTER not in extraction.text
 
@@ -284,18 +285,23 @@ def test_blocks_built_once_give_the_same_article_as_blocks_built_for_it(
     model: SiteModel,
 ) -> None:
     """The crawl builds a page's blocks without densities for its kind and headline, then
-    adds the densities for extraction: the same blocks, features and article as building
-    them with densities."""
+    adds the densities for extraction (a :class:`Page` keeps them): the same blocks,
+    features and article as building them with densities."""
     unseen = UnseenExtractor(SiteModel().fit([post_page(n) for n in range(20, 30)]))
-    for page in (post_page(40), post_page(41, variant=True)):
-        built = page_blocks(page)
-        added = add_densities(page, page_blocks(page, densities=False))
+    for item in (post_page(40), post_page(41, variant=True)):
+        built = page_blocks(item)
+        page = Page(item)
+        without = page.blocks_without_densities()
+        assert all(block.extra["text_density"] == 0 for block in without)
+        added = page.blocks()
+        assert added is without  # the same blocks, given their densities once
         assert any(block.extra["text_density"] > 0 for block in built)  # densities at all
         assert added == built
-        fresh = learned_extraction(page, model, unseen)
-        reused = learned_extraction(page, model, unseen, added)
+        fresh = learned_extraction(item, model, unseen)
+        reused = learned_extraction(page, model, unseen)
+        assert page.blocks() is added  # not built again
         assert (reused.method, reused.extraction.text) == (fresh.method, fresh.extraction.text)
-        assert unseen.extract(page, added).text == unseen.extract(page).text
+        assert unseen.extract(page).text == unseen.extract(item).text
 
 
 def wrapped_post(number: int) -> dict:

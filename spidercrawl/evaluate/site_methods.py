@@ -33,7 +33,7 @@ import random
 import resource
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,9 +60,9 @@ from spidercrawl.extract.consensus import (
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.raw_consensus import RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.page import Page
 from spidercrawl.learn.rules import FastPathArticle, raw_document
 from spidercrawl.snapshot import SiteSnapshot
 from spidercrawl.text import tokenize
@@ -162,18 +162,17 @@ def _score_pages(
 
 def _article_text(
     job: SiteJob,
-    page: dict[str, Any],
+    page: Mapping[str, Any],
     extraction: Any,
     method: str,
     model: SiteModel | None = None,
-    blocks: list[Block] | None = None,
 ) -> str:
     """The text of the article item the crawl writes for ``page`` (headline first, as
     with the default ``ARTICLE_HEADLINE_IN_TEXT``, unless the job scores without it):
-    what users get is what is scored. ``blocks``: the page's, built once for extraction
-    and headline as the crawl does."""
+    what users get is what is scored. A :class:`Page` gives the blocks its extraction
+    built, as the crawl does."""
     headline = job.headline_in_text
-    item = article_item(page, extraction, method, model, blocks=blocks, headline_in_text=headline)
+    item = article_item(page, extraction, method, model, headline_in_text=headline)
     return item["text"]
 
 
@@ -185,9 +184,10 @@ def _score_with(
     (:mod:`spidercrawl.extract.chain`), so that what is scored is what is delivered."""
     chain = _chain(job)
 
-    def extract(page: dict[str, Any], record: PageRecord) -> tuple[str, str]:
+    def extract(item: dict[str, Any], record: PageRecord) -> tuple[str, str]:
+        page = Page(item)  # its blocks built once, for extraction and headline
         result = chain.extract(page, model)
-        text = _article_text(job, page, result.extraction, result.method, model, result.blocks)
+        text = _article_text(job, page, result.extraction, result.method, model)
         record.way, record.plain = result.method, fetched_plainly(page)
         record.has_model = model is not None
         if record.plain:
@@ -401,10 +401,9 @@ def _warm_up(consensus: ConsensusExtractor, job: SiteJob) -> None:
     if first is None:
         return
     page_id, page = first
-    page = _with_raw_html(page, job, page_id)
-    blocks = page_blocks(page)
-    for extraction in [consensus.extract(page, blocks)[0], *consensus.candidates(page).values()]:
-        _article_text(job, page, extraction, "unseen", blocks=blocks)
+    page = Page(_with_raw_html(page, job, page_id))
+    for extraction in [consensus.extract(page)[0], *consensus.candidates(page).values()]:
+        _article_text(job, page, extraction, "unseen")
 
 
 def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str, Any]:
@@ -442,8 +441,8 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             records += _one_text_for_all(job, page_id, methods, gold, text, note, seconds)
             continue
         started = page_clock()
-        blocks = page_blocks(page)  # once, for extraction and headline, as the crawl does
-        own = consensus.unseen.extract(page, blocks)
+        page = Page(page)  # its blocks built once, for extraction and headline, as in a crawl
+        own = consensus.unseen.extract(page)
         own_seconds = page_clock() - started
         began = page_clock()
         density_agreement = consensus.agreement_with_density(page, own)
@@ -484,7 +483,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             source = getattr(chosen, "source", OWN)
             if source not in texts:
                 began = page_clock()
-                text = _article_text(job, page, chosen, "unseen", blocks=blocks)
+                text = _article_text(job, page, chosen, "unseen")
                 texts[source] = text, page_clock() - began
             text, item_seconds = texts[source]
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)

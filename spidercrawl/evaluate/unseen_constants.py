@@ -35,9 +35,9 @@ from spidercrawl.extract.unseen import (
     TOLERANCE,
     UnseenExtractor,
 )
-from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.page import Page
 from spidercrawl.text import tokenize
 
 CROSS_SITE_C_GRID = (0.05, 0.1, 0.2)
@@ -107,7 +107,7 @@ def score_constants(job: SiteJob) -> list[PageRecord]:
         page = job.pages.get(page_id)
         if page is None or gold is None:
             continue
-        blocks = page_blocks(page)
+        blocks = Page(page).blocks()
         gold_tokens = tokenize(gold)
         for c, settings in itertools.groupby(GRID, key=lambda s: s.c):
             model = _model(models[c])

@@ -10,47 +10,38 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import Extraction, SiteModel
+from spidercrawl.learn.page import Page
 from spidercrawl.learn.rules import RuleExtraction
 
 if TYPE_CHECKING:
     from spidercrawl.extract.unseen import UnseenExtractor
 
 
-def density_fallback(
-    page: Mapping[str, Any], model: SiteModel, blocks: Sequence[Block] | None = None
-) -> Extraction | DensityResult:
+def density_fallback(page: Mapping[str, Any], model: SiteModel) -> Extraction | DensityResult:
     """The captured blocks in text density's article of a page, less the site's template
-    texts (a newsletter box or comment guidelines dense enough to be taken; measured,
-    learned F1 per page over the 141 dataset sites: 0.928 -> 0.930; online.wsj.com 0.67 ->
-    0.73, washingtonpost.com 0.93 -> 0.96). Text density's own result when no captured
-    block is in it (a page item without the capture script's block marks). ``blocks``: the
-    page's, when already built."""
+    texts (a newsletter box or comment guidelines dense enough to be taken). Text
+    density's own result when no captured block is in it (a page item without the capture
+    script's block marks)."""
     result = cold_start_extraction(page)
     region = block_indices(result)
     if not region:
         return result
-    blocks = page_blocks(page) if blocks is None else blocks
-    return _less_template(blocks, region, model)
+    return _less_template(Page.of(page).blocks(), region, model)
 
 
-def unseen_fallback(
-    page: Mapping[str, Any], model: SiteModel, blocks: Sequence[Block], unseen: UnseenExtractor
-) -> Extraction:
+def unseen_fallback(page: Page, model: SiteModel, unseen: UnseenExtractor) -> Extraction:
     """The article the cross-site extractor finds (:mod:`spidercrawl.extract.unseen`), less
     the site's template texts: the run of blocks the cross-site model and text density agree
-    on, so a comment thread denser than a short post is not taken (measured, learned F1 per
-    page over the 141 dataset sites with cross-site models that did not see the site:
-    0.9373 -> 0.9394 against text density less template).
+    on, so a comment thread denser than a short post is not taken.
 
-    The peers' articles are not cut by the template here: with the peers' articles less the
-    template's lines in the vote, learned F1 on l3s-gn1 fell from 0.944 to 0.935 (4 folds,
-    the cross-site model held out with that dataset); the site's own template texts cut our
-    blocks more precisely than lines of another extractor's text. The consensus then votes
-    on this article as it is, beside the peers' whole articles
+    The peers' articles are not cut by the template here: the site's own template texts
+    cut our blocks more precisely than lines of another extractor's text (measured: see
+    docs/measurements.md). The consensus then votes on this article as it is, beside the
+    peers' whole articles
     (:meth:`~spidercrawl.extract.consensus.ConsensusExtractor.confirm_learned`)."""
-    return _less_template(blocks, set(unseen.extract(page, blocks).blocks), model)
+    return _less_template(page.blocks(), set(unseen.extract(page).blocks), model)
 
 
 def _less_template(blocks: Sequence[Block], chosen: set[int], model: SiteModel) -> Extraction:
@@ -131,7 +122,6 @@ def learned_extraction(
     page: Mapping[str, Any],
     model: SiteModel,
     unseen: UnseenExtractor | None = None,
-    blocks: list[Block] | None = None,
 ) -> LearnedArticle:
     """The site model's article; on a page of a template the model has not seen, what a
     site never seen would give (``unseen``, the cross-site extractor, less the site's
@@ -142,10 +132,11 @@ def learned_extraction(
     page's DOM (:func:`rules_on_render`, method ``rules``, as the fast path would give).
     The method is ``learned``, ``rules``, ``learned+container``, ``learned+unseen`` or
     ``learned+density-fallback``. "Almost nothing" is under a tenth of the content the
-    model saw per training page. The page's blocks (``blocks``, with their densities, when
-    already built) are built once for all.
+    model saw per training page. The page's blocks are built once for all (a
+    :class:`~spidercrawl.learn.page.Page` keeps them).
     """
-    blocks = page_blocks(page) if blocks is None else blocks
+    page = Page.of(page)
+    blocks = page.blocks()
     site_model, model = model, model.for_blocks(blocks)  # several layouts: the page's own
     familiarity = model.familiarity(blocks)
     cross_site: Extraction | None = None  # computed once at most
@@ -154,7 +145,7 @@ def learned_extraction(
         by_rules = rules_on_render(page, site_model)
         if by_rules is not None:
             return LearnedArticle(by_rules, "rules", reason)
-        cross_site = unseen_fallback(page, model, blocks, unseen)
+        cross_site = unseen_fallback(page, model, unseen)
         if cross_site.text:
             return LearnedArticle(cross_site, "learned+unseen", reason, of_no_layout=True)
     enough = model.enough_chars()
@@ -170,10 +161,10 @@ def learned_extraction(
             by_rules = rules_on_render(page, site_model)
             if by_rules is not None:
                 return LearnedArticle(by_rules, "rules", nothing)
-            cross_site = unseen_fallback(page, model, blocks, unseen)
+            cross_site = unseen_fallback(page, model, unseen)
         if cross_site.text:
             return LearnedArticle(cross_site, "learned+unseen", nothing)
-    fallback = density_fallback(page, model, blocks)
+    fallback = density_fallback(page, model)
     if fallback.text:
         return LearnedArticle(fallback, "learned+density-fallback", nothing)
     return LearnedArticle(extraction, "learned")

@@ -37,15 +37,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spidercrawl.document.density import DensityResult
-from spidercrawl.document.page import fetched_plainly
 from spidercrawl.extract.article import learned_extraction
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.consensus import ConsensusExtractor, deadline_passed
 from spidercrawl.extract.item import plain_rules
 from spidercrawl.extract.raw_consensus import DENSITY, RULES, RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import Block, add_densities, page_blocks
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.page import Page
 
 # What a learned site's fallback took instead of the model's own article, for the note.
 _INSTEAD = {
@@ -75,12 +74,11 @@ def describe_error(error: BaseException) -> str:
 @dataclass
 class ChainResult:
     """A page's article as the chain made it: the extraction, the method that made it, why
-    (the note), the page's blocks (built once, for the headline too) and the errors met."""
+    (the note) and the errors met."""
 
     extraction: Any
     method: str
     note: str
-    blocks: list[Block] | None = None
     errors: list[ExtractorError] = field(default_factory=list)
     of_no_layout: bool = False  # a learned site's page of no layout its model knows
 
@@ -107,38 +105,32 @@ class ExtractionChain:
         self,
         page: Mapping[str, Any],
         model: SiteModel | None,
-        blocks: list[Block] | None = None,
         fallback_reason: str = "",
     ) -> ChainResult:
         """The article of ``page`` with the site's ``model`` (None: a site never seen, or
-        one not learned yet; ``fallback_reason`` says why). ``blocks``: the page's, when
-        built already (with densities or not)."""
-        plain = fetched_plainly(page)
+        one not learned yet; ``fallback_reason`` says why). A :class:`Page` keeps the
+        blocks built here, for the headline."""
+        page = Page.of(page)
         errors: list[ExtractorError] = []
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
         try:
-            if not plain:  # the blocks once, with their densities, for extraction and headline
-                blocks = page_blocks(page) if blocks is None else add_densities(page, blocks)
             extraction, method, note, of_no_layout = self._first(
-                page, model, blocks, plain, fallback_reason, deadline
+                page, model, fallback_reason, deadline
             )
         except Exception as error:  # a bug met on an odd page must not lose the page
-            extraction, method, note = self._after_error(page, model, blocks, error, errors)
+            extraction, method, note = self._after_error(page, model, error, errors)
             of_no_layout = False
         if not extraction.text and method != "density":  # never empty where density finds text
             fallback = cold_start_extraction(page)
             if fallback.text:
                 note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
                 extraction, method = fallback, "density"
-        kept = blocks if not plain else None
-        return ChainResult(extraction, method, note, kept, errors, of_no_layout)
+        return ChainResult(extraction, method, note, errors, of_no_layout)
 
     def _first(
         self,
-        page: Mapping[str, Any],
+        page: Page,
         model: SiteModel | None,
-        blocks: list[Block] | None,
-        plain: bool,
         fallback_reason: str,
         deadline: float | None = None,
     ) -> tuple[Any, str, str, bool]:
@@ -147,7 +139,7 @@ class ExtractionChain:
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
-        if plain:
+        if page.plain:
             extraction, method, note = self._plain(page, model, deadline)
             if page.get("render_failed"):
                 note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
@@ -155,7 +147,7 @@ class ExtractionChain:
                 note = "; ".join(filter(None, [page["render_skipped"], note]))
             return extraction, method, note, False
         if model is not None:
-            learned = learned_extraction(page, model, self.unseen, blocks)
+            learned = learned_extraction(page, model, self.unseen)
             if self.consensus is not None and not deadline_passed(deadline):
                 learned, peer = self.consensus.confirm_learned(page, learned)
                 note = "; ".join(filter(None, [note, peer]))
@@ -166,14 +158,14 @@ class ExtractionChain:
                 note = "; ".join(filter(None, [note, f"{learned.reason}; {instead} instead"]))
             return learned.extraction, learned.method, note, learned.of_no_layout
         if self.consensus is not None:
-            own = self.consensus.unseen.extract(page, blocks)  # as ConsensusExtractor.extract
+            own = self.consensus.unseen.extract(page)  # as ConsensusExtractor.extract
             if deadline_passed(deadline):
                 how = self._over_budget()
             else:
                 own, how = self.consensus.vote(page, own)
             return own, "unseen", "; ".join(filter(None, [fallback_reason, how])), False
         if self.unseen is not None:
-            return self.unseen.extract(page, blocks), "unseen", fallback_reason, False
+            return self.unseen.extract(page), "unseen", fallback_reason, False
         extraction = cold_start_extraction(page)
         note = fallback_reason
         if not extraction.text and extraction.reason:
@@ -181,7 +173,7 @@ class ExtractionChain:
         return extraction, "density", note, False
 
     def _plain(
-        self, page: Mapping[str, Any], model: SiteModel | None, deadline: float | None = None
+        self, page: Page, model: SiteModel | None, deadline: float | None = None
     ) -> tuple[Any, str, str]:
         """Stage 1: the rules' article, checked; else the raw-HTML consensus or density
         (the peers only before ``deadline``)."""
@@ -203,9 +195,8 @@ class ExtractionChain:
 
     def _after_error(
         self,
-        page: Mapping[str, Any],
+        page: Page,
         model: SiteModel | None,
-        blocks: list[Block] | None,
         error: Exception,
         errors: list[ExtractorError],
     ) -> tuple[Any, str, str]:
@@ -214,9 +205,9 @@ class ExtractionChain:
         too."""
         errors.append(ExtractorError("extraction", error))
         note = f"{errors[-1].describe()} in the first extractor"
-        if model is not None and blocks is not None and self.consensus is not None:
+        if model is not None and page.has_blocks and self.consensus is not None:
             try:
-                extraction, how = self.consensus.extract(page, blocks)
+                extraction, how = self.consensus.extract(page)
                 return extraction, "unseen", f"{note}; {how}"
             except Exception as second:
                 errors.append(ExtractorError("the never-seen consensus", second))

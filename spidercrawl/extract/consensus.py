@@ -36,7 +36,6 @@ from rapidfuzz.distance import LCSseq
 from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import Extraction
 from spidercrawl.text import tokenize
@@ -258,9 +257,9 @@ class ConsensusExtractor(PeerReaders):
         wanted = self.peers if names is None else names
         return {name: self._peer(name, raw, page) for name in wanted}
 
-    def candidates(self, page: Mapping[str, Any], blocks: Sequence[Block] | None = None) -> dict:
+    def candidates(self, page: Mapping[str, Any]) -> dict:
         """Every extractor's article of ``page``: ours (``OWN``) and the peers'."""
-        return {OWN: self.unseen.extract(page, blocks), **self.peer_candidates(page)}
+        return {OWN: self.unseen.extract(page), **self.peer_candidates(page)}
 
     def choose(
         self, found: Mapping[str, Any], own_bonus: float | None = None
@@ -381,9 +380,7 @@ class ConsensusExtractor(PeerReaders):
                 found[name] = self._peer(name, raw, page)
         return {OWN: extraction, **{name: found[name] for name in self.peers}}
 
-    def extract(
-        self, page: Mapping[str, Any], blocks: Sequence[Block] | None = None
-    ) -> tuple[Extraction | PeerExtraction, str]:
+    def extract(self, page: Mapping[str, Any]) -> tuple[Extraction | PeerExtraction, str]:
         """The article of ``page`` and how it was chosen ("" when the blocks' alone).
 
         Where text density agrees with the blocks' article (``density_agreement``), no
@@ -394,7 +391,7 @@ class ConsensusExtractor(PeerReaders):
         0), and only the quicker peer's near-copy could have. Measured in
         docs/measurements.md ("Sites never seen"): the same F1 to the third decimal, and the
         time of the consensus cut."""
-        return self.vote(page, self.unseen.extract(page, blocks))
+        return self.vote(page, self.unseen.extract(page))
 
     def with_consensus_articles(
         self, pages: Sequence[Mapping[str, Any]]

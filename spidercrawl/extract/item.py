@@ -6,7 +6,7 @@ so that both deliver the same item for the same page.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from spidercrawl.document.page import first_description, html_headlines
@@ -14,8 +14,8 @@ from spidercrawl.extract.article import checked_rules
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
-from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.page import Page
 from spidercrawl.text import word_count
 
 
@@ -27,20 +27,17 @@ def article_item(
     note: str = "",
     site_names: Iterable[str] = (),
     headline_in_text: bool = True,
-    blocks: Sequence[Block] | None = None,
 ) -> ArticleItem:
     """The article item of one page, from whichever extraction was used; its text starts
     with the visible headline, or, if ``headline_in_text`` is False, leaves out the one
-    the extraction took (the title carries it). ``blocks``: the page's
-    blocks without densities (:func:`page_blocks`), when already built."""
+    the extraction took (the title carries it). A
+    :class:`~spidercrawl.learn.page.Page` gives the blocks it has built already."""
     text = extraction.text if extraction is not None else ""
     html = extraction.html if extraction is not None else ""
     language = model.content_language() if model is not None else ""
     metadata = article_metadata(page, text, site_names, language)
     if page.get("texts"):
-        if blocks is None:
-            blocks = page_blocks(page, densities=False)
-        headlines = headline_candidates(page, blocks)
+        headlines = headline_candidates(page, Page.of(page).blocks_without_densities())
     else:  # fetched without a browser: the page's <h1> headings stand in for title blocks
         headlines = page.get("headlines")
         if headlines is None:

@@ -30,6 +30,7 @@ from spidercrawl.discovery import looks_like_article_url
 from spidercrawl.document.page import fetched_plainly
 from spidercrawl.extract.posts import declares_single_article
 from spidercrawl.learn.blocks import Block
+from spidercrawl.learn.page import Page
 from spidercrawl.text import cjk_share
 
 ARTICLE, LISTING, OTHER = "article", "listing", "other"
@@ -72,10 +73,9 @@ def longest_prose_run(blocks: Sequence[Block]) -> float:
     return best
 
 
-def page_kind(
-    page: Mapping[str, Any], blocks: Sequence[Block], min_prose_chars: int | None = None
-) -> PageKind:
-    """Decide whether ``page`` (a rendered page item and its blocks) is an article."""
+def page_kind(page: Mapping[str, Any], min_prose_chars: int | None = None) -> PageKind:
+    """Decide whether ``page`` (a rendered page item) is an article (its blocks built once,
+    when it is a :class:`~spidercrawl.learn.page.Page`)."""
     if page.get("post_of"):
         return PageKind(ARTICLE, "a post of a page of several posts")
     if declares_single_article(page):
@@ -90,6 +90,7 @@ def page_kind(
             min_prose_chars = MIN_PROSE_CHARS_ARTICLE_URL
         else:
             min_prose_chars = MIN_PROSE_CHARS_OTHER_URL
+    blocks = Page.of(page).blocks_without_densities()
     run = longest_prose_run(blocks)
     if run >= min_prose_chars:
         return PageKind(ARTICLE, f"a run of {run:.0f} characters of prose")

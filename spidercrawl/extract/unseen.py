@@ -13,8 +13,9 @@ import numpy as np
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
 from spidercrawl.files import PROJECT_ROOT
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import PARAGRAPH_CHARS, Extraction, SiteModel, article_mask
+from spidercrawl.learn.page import Page
 from spidercrawl.learn.relevance import relevance_scores
 
 DEFAULT_CROSS_SITE_MODEL = PROJECT_ROOT / "models" / "_cross_site"
@@ -119,9 +120,10 @@ class UnseenExtractor:
     def load(cls, folder: Path | None = None) -> UnseenExtractor:
         return cls(SiteModel.load(folder or DEFAULT_CROSS_SITE_MODEL))
 
-    def extract(self, page: Mapping[str, Any], blocks: Sequence[Block] | None = None) -> Extraction:
-        """The article of ``page``; ``blocks``: the page's (:func:`page_blocks`), if built."""
-        blocks = page_blocks(page) if blocks is None else blocks
+    def extract(self, page: Mapping[str, Any]) -> Extraction:
+        """The article of ``page`` (its blocks built once, when it is a
+        :class:`~spidercrawl.learn.page.Page`)."""
+        blocks = Page.of(page).blocks()
         if not blocks:
             return Extraction.of_blocks([], [])
         return self.extract_with(blocks, self.signals(page, blocks))

@@ -46,6 +46,7 @@ from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
+from spidercrawl.learn.page import Page
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules, Rule
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 from spidercrawl.text import folded
@@ -541,7 +542,7 @@ class SiteModel(BaseEstimator):
 
     def finds_article(self, page: Mapping[str, Any]) -> bool:
         """Whether the model finds an article (:meth:`enough_chars` of it) on ``page``."""
-        blocks = page_blocks(page)
+        blocks = Page.of(page).blocks()
         return len(self.extract_blocks(blocks).text) >= self.for_blocks(blocks).enough_chars()
 
     def extraction_rules(self) -> ExtractionRules | LayoutRules | None:
@@ -674,7 +675,7 @@ class SiteModel(BaseEstimator):
 
     def extract(self, page: Mapping[str, Any]) -> Extraction:
         """The article of one page: its content blocks in page order."""
-        return self.extract_blocks(page_blocks(page))
+        return self.extract_blocks(Page.of(page).blocks())
 
     def extract_blocks(self, blocks: Sequence[Block]) -> Extraction:
         """The article among one page's blocks (:func:`page_blocks`)."""

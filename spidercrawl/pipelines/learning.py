@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,8 @@ from spidercrawl.extract.page_kind import page_kind
 from spidercrawl.extract.raw_consensus import RawHtmlConsensus
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
-from spidercrawl.learn.blocks import Block, page_blocks
 from spidercrawl.learn.model import LearningError, SiteModel
+from spidercrawl.learn.page import Page
 from spidercrawl.learn.site_learner import HeldPage, SiteLearner
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed, site_needs_browser
@@ -141,47 +142,44 @@ class SiteLearningPipeline:
         adapter = ItemAdapter(item)
         if "texts" not in adapter:  # not a page item: not ours to change
             return item
-        page = dict(adapter.items())  # shallow: the pipeline only reads nested values
-        site = str(page.get("site") or "unknown")
+        page = Page(dict(adapter.items()))  # shallow: the pipeline only reads nested values
+        site = page.site
         state = self.learner.state(site)
         self.titles.setdefault(site, SiteTitles()).observe(page)
-        blocks = None  # built once for the page kind and the headline, where both need them
         if self.articles_only and page.get("texts"):
             try:
-                blocks = self._drop_if_not_article(page, state.model)
+                self._drop_if_not_article(page, state.model)
             except DropItem:
                 raise
             except Exception as error:  # taken for an article: delivered, not lost
                 self._count_error(page, "the page-kind check", error)
         if state.settled:
-            article, of_no_layout = self._extracted(page, blocks)
+            article, of_no_layout = self._extracted(page)
             fitted = article["method"] in FITTED_METHODS
-            self.learner.observe(site, page, fitted, of_no_layout)
+            self.learner.observe(site, page.item, fitted, of_no_layout)
             return article
         if page.get("render_skipped"):  # breadth mode: read from its raw HTML now, not held
             self.count("learn/read_unlearned_from_raw_html")
-            return self._extract(page, blocks)
+            return self._extract(page)
         if state.before_drift is not None:
-            known = self._extract(page, blocks, model=state.before_drift)
+            known = self._extract(page, model=state.before_drift)
             if known["method"] in FITTED_METHODS:
                 # A page of a layout the site still has (sent before the template changed,
                 # or from its archive): extracted by it, and kept out of the new layout.
                 self.count("learn/known_layout_while_relearning")
                 return known
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self.learner.hold(site, page, future)
+        self.learner.hold(site, page.item, future)  # the item only: held pages keep no blocks
         return await future
 
-    def _drop_if_not_article(self, page: dict[str, Any], model: SiteModel | None) -> list[Block]:
-        """Home, section and tag pages are neither learned from nor delivered. Returns the
-        page's blocks (without densities) when it is an article. A learned site's own
-        shortest articles set the bar for prose."""
-        blocks = page_blocks(page, densities=False)
+    def _drop_if_not_article(self, page: Page, model: SiteModel | None) -> None:
+        """Home, section and tag pages are neither learned from nor delivered. A learned
+        site's own shortest articles set the bar for prose."""
         learned_minimum = model.shortest_article_chars() if model is not None else None
-        kind = page_kind(page, blocks, learned_minimum)
+        kind = page_kind(page, learned_minimum)
         self.count(f"pages/kind/{kind.kind}")
         if kind.is_article:
-            return blocks
+            return
         logger.info("Not an article (%s): %s (%s)", kind.kind, page.get("url"), kind.reason)
         raise DropItem(f"not an article ({kind.kind}): {page.get('url')}", log_level="DEBUG")
 
@@ -199,32 +197,24 @@ class SiteLearningPipeline:
         except Exception:  # a failure here must not stop the watchdog (held pages wait on it)
             logger.exception("Settling the waiting sites failed; trying again in a second")
 
-    def _extract(
-        self,
-        page: dict[str, Any],
-        blocks: list[Block] | None = None,
-        model: SiteModel | None = None,
-    ) -> ArticleItem:
+    def _extract(self, page: Mapping[str, Any], model: SiteModel | None = None) -> ArticleItem:
         """The page's article item (see :meth:`_extracted`)."""
-        return self._extracted(page, blocks, model)[0]
+        return self._extracted(page, model)[0]
 
     def _extracted(
-        self,
-        page: dict[str, Any],
-        blocks: list[Block] | None = None,
-        model: SiteModel | None = None,
+        self, page: Mapping[str, Any], model: SiteModel | None = None
     ) -> tuple[ArticleItem, bool]:
         """The page's article item, made by the extraction chain
         (:mod:`spidercrawl.extract.chain`), and whether the page is of no layout the site's
-        model knows; ``blocks``: its blocks (densities or not), if built; ``model``: another
-        model than the site's current one (the one before drift).
+        model knows; ``model``: another model than the site's current one (the one before
+        drift). The page's blocks are built once, for extraction and headline.
         An extractor that raised is counted (``spidercrawl/articles/extractor_errors``,
         and in the site's summary line) and logged; the next one made the article."""
         stats = self.crawler.stats
-        site = str(page.get("site") or "unknown")
-        state = self.learner.state(site)
+        page = Page.of(page)
+        state = self.learner.state(page.site)
         model = model or state.model
-        result = self.chain.extract(page, model, blocks, state.fallback_reason)
+        result = self.chain.extract(page, model, state.fallback_reason)
         for error in result.errors:
             self._count_error(page, error.stage, error.error)
         extraction, method, note = result.extraction, result.method, result.note
@@ -232,12 +222,9 @@ class SiteLearningPipeline:
         if not extraction.text:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
-        names = self.titles.setdefault(site, SiteTitles()).names()
+        names = self.titles.setdefault(page.site, SiteTitles()).names()
         try:
-            item = article_item(
-                page, extraction, method, model, note, names,
-                self.headline_in_text, result.blocks,
-            )  # fmt: skip
+            item = article_item(page, extraction, method, model, note, names, self.headline_in_text)
         except Exception as error:  # metadata or headline: the text is delivered without
             self._count_error(page, "the article's metadata", error)
             item = article_item(
@@ -247,7 +234,7 @@ class SiteLearningPipeline:
             )  # fmt: skip
         return item, result.of_no_layout
 
-    def _count_error(self, page: dict[str, Any], stage: str, error: BaseException) -> None:
+    def _count_error(self, page: Mapping[str, Any], stage: str, error: BaseException) -> None:
         """An extractor raised on a page: a stat (overall and for the site's summary line)
         and one warning with the traceback."""
         site = str(page.get("site") or "unknown")
