@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
 import shutil
 import socket
@@ -64,6 +66,10 @@ class CrawlResult:
     log: str
 
 
+# The demo site's name in the learning tests' crawls.
+SITE = "harbourtimes.example"
+
+
 def run_crawl(
     site: str, base_url: str, out: Path, *extra: str, timeout: int = 300, pages: bool = True
 ) -> CrawlResult:
@@ -87,6 +93,59 @@ def run_crawl(
     if out.exists():
         items = read_jsonl(out)
     return CrawlResult(proc.returncode, items, proc.stderr)
+
+
+def crawl_articles(base_url: str, out: Path, models: Path, *settings: str, **args: object):
+    """``scrapy crawl news`` of the demo at ``base_url`` writing articles, its site models in
+    ``models``; ``settings`` as ``NAME=value``, ``args`` as spider arguments."""
+    extra = ["-s", f"MODELS_DIR={models}"]
+    for setting in settings:
+        extra += ["-s", setting]
+    for name, value in args.items():
+        extra += ["-a", f"{name}={value}"]
+    return run_crawl(SITE, base_url, out, *extra, pages=False)
+
+
+@dataclass
+class LearnedDemo:
+    """The demo crawled once as it is, its model learned: the crawl's result, its site
+    models and its state (``STATE_DIR``; the crawl ran with ``INCREMENTAL_ENABLED=False``)."""
+
+    result: CrawlResult
+    models: Path
+    state: Path
+
+    def copy_to(self, root: Path) -> tuple[Path, Path]:
+        """A copy of the models and the state under ``root`` (a test's own, to change)."""
+        models, state = root / "models", root / "state"
+        shutil.copytree(self.models, models)
+        shutil.copytree(self.state, state)
+        return models, state
+
+
+@pytest.fixture(scope="session")
+def learned_demo(tmp_path_factory, chromium_path) -> LearnedDemo:
+    """The learning crawl that several tests start from, run once per test run: the first
+    worker to ask crawls (under a file lock), the others wait and read what it left."""
+    base = tmp_path_factory.getbasetemp()
+    run_folder = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = run_folder / "learned-demo"
+    with (run_folder / "learned-demo.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "done.json").exists():
+            shared.mkdir(exist_ok=True)
+            settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={shared / 'state'}")
+            with serving(DEMO_SITE) as server:
+                result = crawl_articles(
+                    server.base_url, shared / "learned.jsonl", shared / "models", *settings
+                )
+            (shared / "state").mkdir(exist_ok=True)
+            (shared / "log.txt").write_text(result.log, "utf-8")
+            (shared / "done.json").write_text(json.dumps({"returncode": result.returncode}))
+    returncode = json.loads((shared / "done.json").read_text())["returncode"]
+    items = read_jsonl(shared / "learned.jsonl") if (shared / "learned.jsonl").exists() else []
+    result = CrawlResult(returncode, items, (shared / "log.txt").read_text("utf-8"))
+    return LearnedDemo(result, shared / "models", shared / "state")
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ import pytest
 
 from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
-from tests.test_learning_e2e import SITE, crawl_articles
+from tests.conftest import SITE, crawl_articles
 
 pytestmark = pytest.mark.browser
 

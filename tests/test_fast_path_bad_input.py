@@ -13,7 +13,7 @@ import pytest
 
 from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
-from tests.test_learning_e2e import SITE, crawl_articles
+from tests.conftest import SITE, crawl_articles
 
 BASE = f"https://{SITE}/city/2026/05/"
 BAD_PAGES = {
@@ -44,7 +44,7 @@ def _bad_pages(template: str) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def bad_crawl(tmp_path_factory, chromium_path):
+def bad_crawl(tmp_path_factory, learned_demo):
     root = tmp_path_factory.mktemp("bad-input")
     site = root / SITE
     shutil.copytree(DEMO_SITE, site)
@@ -53,13 +53,11 @@ def bad_crawl(tmp_path_factory, chromium_path):
         (site / "pages" / f"{page_id}.html").write_bytes(body)
     with (site / "index.tsv").open("a", encoding="utf-8") as index:
         index.writelines(f"{page_id}\t{url}\n" for page_id, url in BAD_PAGES.items())
-    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
-    with serving(DEMO_SITE) as server:  # learned from the demo as it is
-        learning = crawl_articles(server.base_url, root / "learn.jsonl", root / "models",
-                                  *settings)  # fmt: skip
+    models, state = learned_demo.copy_to(root)  # learned from the demo as it is
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={state}")
     with serving(site) as server:
-        fast = crawl_articles(server.base_url, root / "fast.jsonl", root / "models", *settings)
-    return learning, fast, server.base_url
+        fast = crawl_articles(server.base_url, root / "fast.jsonl", models, *settings)
+    return learned_demo.result, fast, server.base_url
 
 
 def _local(url: str, base_url: str) -> str:

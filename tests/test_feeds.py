@@ -24,7 +24,7 @@ from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
 from spidercrawl.snapshot import SiteSnapshot
 from spidercrawl.urls import article_key
-from tests.test_learning_e2e import SITE, crawl_articles
+from tests.conftest import SITE, crawl_articles
 
 # --- metadata ------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ import pytest
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
-from tests.test_learning_e2e import SITE, crawl_articles
+from tests.conftest import SITE, crawl_articles
 
 pytestmark = pytest.mark.browser
 
@@ -57,14 +57,12 @@ def crawled(tmp_path_factory, chromium_path):
 
 
 @pytest.fixture(scope="module")
-def turned_to_scripts(tmp_path_factory, chromium_path):
+def turned_to_scripts(tmp_path_factory, learned_demo):
     """The demo learned as it is, then crawled again once scripts draw its stories."""
     root = tmp_path_factory.mktemp("js-later")
     site = drawn_by_javascript(DEMO_SITE, root / "site")
-    models = root / "models"
-    with serving(DEMO_SITE) as server:
-        learned = crawl_articles(server.base_url, root / "learned.jsonl", models)
-    assert learned.returncode == 0, learned.log[-3000:]
+    assert learned_demo.result.returncode == 0, learned_demo.result.log[-3000:]
+    models, _ = learned_demo.copy_to(root)
     with serving(site) as server:
         later = crawl_articles(server.base_url, root / "later.jsonl", models)
     return models, later

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -11,19 +10,9 @@ from spidercrawl.evaluate.metrics import score_text
 from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
 from spidercrawl.snapshot import SiteSnapshot
-from tests.conftest import run_crawl
+from tests.conftest import SITE, crawl_articles
 
 pytestmark = pytest.mark.browser
-SITE = "harbourtimes.example"
-
-
-def crawl_articles(base_url: str, out: Path, models: Path, *settings: str, **args: object):
-    extra = ["-s", f"MODELS_DIR={models}"]
-    for setting in settings:
-        extra += ["-s", setting]
-    for name, value in args.items():
-        extra += ["-a", f"{name}={value}"]
-    return run_crawl(SITE, base_url, out, *extra, pages=False)
 
 
 @pytest.fixture(scope="module")

@@ -9,19 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
+from tests.conftest import SITE, LearnedDemo, crawl_articles
 from tests.test_layouts import mixed_site
-from tests.test_learning_e2e import SITE, crawl_articles
 
 
-def learned_then_mixed(root: Path, every: int, *later: str) -> tuple:
-    """The demo crawled once (its model learned), then twice with one page in ``every`` in
-    the redesigned template (``later``: settings of those two crawls)."""
-    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={root / 'state'}")
-    models = root / "models"
-    with serving(DEMO_SITE) as server:
-        learned = crawl_articles(server.base_url, root / "learned.jsonl", models, *settings)
+def learned_then_mixed(root: Path, demo: LearnedDemo, every: int, *later: str) -> tuple:
+    """The demo crawled once (its model learned: ``demo``), then twice with one page in
+    ``every`` in the redesigned template (``later``: settings of those two crawls)."""
+    models, state = demo.copy_to(root)
+    settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={state}")
+    learned = demo.result
     with serving(mixed_site(root, every)) as server:
         added = crawl_articles(server.base_url, root / "added.jsonl", models, *settings, *later)
         after = crawl_articles(server.base_url, root / "after.jsonl", models, *settings, *later)
@@ -29,9 +27,9 @@ def learned_then_mixed(root: Path, every: int, *later: str) -> tuple:
 
 
 @pytest.fixture(scope="module")
-def template_added(tmp_path_factory, chromium_path):
+def template_added(tmp_path_factory, learned_demo):
     """The site is learned with one template; then half its pages come in a new one."""
-    return learned_then_mixed(tmp_path_factory.mktemp("added"), 2)
+    return learned_then_mixed(tmp_path_factory.mktemp("added"), learned_demo, 2)
 
 
 def test_a_new_template_is_added_as_a_layout_beside_the_old_one(template_added) -> None:
@@ -51,12 +49,12 @@ def test_a_new_template_is_added_as_a_layout_beside_the_old_one(template_added) 
 
 
 @pytest.fixture(scope="module")
-def minority_layout(tmp_path_factory, chromium_path):
+def minority_layout(tmp_path_factory, learned_demo):
     """The site is learned with one template; then a third of its pages come in another.
     A window of 20 pages: a third failing never looks like drift, however the pages the
     fast path sends to the browser bunch up."""
     root = tmp_path_factory.mktemp("minority")
-    return learned_then_mixed(root, 3, "LEARN_MIN_PAGES=5", "DRIFT_WINDOW=20")
+    return learned_then_mixed(root, learned_demo, 3, "LEARN_MIN_PAGES=5", "DRIFT_WINDOW=20")
 
 
 def test_pages_of_no_known_layout_are_collected_into_a_new_layout(minority_layout) -> None:

@@ -22,7 +22,7 @@ from spidercrawl.learn.store import ModelStore
 from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
 from spidercrawl.snapshot import SiteSnapshot
-from tests.test_learning_e2e import SITE, crawl_articles
+from tests.conftest import SITE, crawl_articles
 
 pytestmark = pytest.mark.browser
 
