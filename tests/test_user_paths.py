@@ -213,7 +213,8 @@ def test_a_crawl_in_which_every_request_failed_exits_1(tmp_path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "news", "-a", "site=down.example",
          "-a", f"base_url=http://127.0.0.1:{port}/", "-s", "RETRY_TIMES=0",
-         "-s", f"STATE_DIR={tmp_path / 'state'}", "-s", f"ARTICLES_FILE={tmp_path / 'a.jsonl'}"],
+         "-s", f"STATE_DIR={tmp_path / 'state'}", "-s", f"ARTICLES_FILE={tmp_path / 'a.jsonl'}",
+         "-s", f"JSONFEED_PATH={tmp_path / 'feeds' / '%(site)s.json'}"],
         cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr[-3000:]
