@@ -214,3 +214,21 @@ def _answers(port: int) -> bool:
         return True
     except OSError:
         return False
+
+
+# --- the order the workers take the test files in ----------------------------------------
+
+# The files that take longest, longest first (their times in a parallel run: docs/
+# measurements.md). xdist hands out whole files in collection order: started first, they
+# do not leave one worker running alone at the end while the other cores wait.
+LONGEST_FIRST = (
+    "test_scale_out.py", "test_crawl_e2e.py", "test_redis_faults.py", "test_user_paths.py",
+    "test_layouts.py", "test_learning_e2e.py", "test_feeds.py", "test_js_drawn.py",
+    "test_new_layouts.py", "test_breadth.py", "test_fast_path_bad_input.py",
+    "test_bad_input_corpus.py", "test_evaluate.py", "test_template_drift.py",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
