@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spidercrawl.capture.middleware import capture_script
+from spidercrawl.capture.middleware import capture_from_json, capture_script, capture_script_as_json
 
 pytestmark = pytest.mark.browser
 
@@ -185,3 +185,22 @@ def test_blocks_beyond_the_cap_are_dropped_and_flagged(browser_page) -> None:
 def test_deeply_nested_dom_is_captured(browser_page) -> None:
     html = "<body>" + "<div>" * 3000 + "<p>Deep text.</p>" + "</div>" * 3000 + "</body>"
     assert block_texts(capture(browser_page, html)) == ["Deep text."]
+
+
+def test_the_crawls_script_hands_back_the_same_capture_as_json(browser_page) -> None:
+    """The crawl runs the script wrapped to return one JSON string (much quicker to pass
+    through Playwright on large pages); what the middleware reads from it is what the
+    script returns as an object; anything but a JSON object is no capture."""
+    html = (
+        "<body><nav><a href='/a'>Home</a> <a href='/b'>News</a></nav><h1>Harbour news</h1>"
+        + "".join(f"<p>Paragraph {n} about the <em>harbour</em>.</p>" for n in range(30))
+        + "<table><tr><td>Cell one</td><td>Cell two</td></tr></table></body>"
+    )
+    browser_page.set_content(html)
+    options = {"maxHtmlChars": 65536, "maxBlocks": 5000}
+    as_object = browser_page.evaluate(SCRIPT, options)
+    as_json = browser_page.evaluate(capture_script_as_json(), options)
+    assert isinstance(as_json, str)
+    assert capture_from_json(as_json) == as_object
+    assert len(as_object["texts"]) >= 30
+    assert capture_from_json("not json") is None and capture_from_json("[1, 2]") is None
