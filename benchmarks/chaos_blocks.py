@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from spidercrawl.evaluate.metrics import score_text
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.learn.page import Page
 from spidercrawl.runner import PROJECT_ROOT
 from spidercrawl.text import tokenize
 
@@ -87,9 +87,9 @@ def main() -> int:
         if not gold_path.exists():
             continue
         gold = gold_path.read_text("utf-8-sig")
-        page = json.loads(path.read_text("utf-8"))
-        blocks = page_blocks(page)
-        score = score_text(extractor.extract(page, blocks).text, gold, with_difflib=False)
+        page = Page(json.loads(path.read_text("utf-8")))
+        blocks = page.blocks()
+        score = score_text(extractor.extract(page).text, gold, with_difflib=False)
         everything = score_text("\n".join(b.text for b in blocks), gold, with_difflib=False)
         ours.append(score.f1)
         every.append(everything.f1)

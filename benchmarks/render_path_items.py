@@ -34,8 +34,8 @@ from spidercrawl.extract.item import article_item  # noqa: E402
 from spidercrawl.extract.page_kind import page_kind  # noqa: E402
 from spidercrawl.extract.posts import split_posts  # noqa: E402
 from spidercrawl.extract.unseen import UnseenExtractor  # noqa: E402
-from spidercrawl.learn.blocks import page_blocks  # noqa: E402
 from spidercrawl.learn.model import SiteModel  # noqa: E402
+from spidercrawl.learn.page import Page  # noqa: E402
 from spidercrawl.memory import content_hash  # noqa: E402
 from spidercrawl.pipelines.jsonfeed import feed_item  # noqa: E402
 from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
@@ -76,19 +76,19 @@ def one_pass(
     pages: list[dict], model: SiteModel, consensus: ConsensusExtractor, watch: Stopwatch
 ) -> dict[str, int]:
     methods: dict[str, int] = defaultdict(int)
-    for page in pages:
+    for item in pages:
         watch.last = time.perf_counter()
-        split_posts(page)
+        split_posts(item)
         watch.lap("posts (one or several)")
-        blocks = page_blocks(page, densities=False)
-        page_kind(page, blocks)
+        page = Page(item)  # its blocks built once, as the crawl's pipeline does
+        page_kind(page)
         watch.lap("blocks and page kind")
         learned = learned_extraction(page, model, consensus.unseen)
         watch.lap("site model (SVM and widening)")
         confirmed, _ = consensus.confirm_learned(page, learned)
         extraction, method = confirmed.extraction, confirmed.method
         watch.lap(PEERS_STAGE)
-        article = article_item(page, extraction, method, model, blocks=blocks)
+        article = article_item(page, extraction, method, model)
         watch.lap("article item (metadata, headline, assembly)")
         content_hash(article["title"], article["text"])
         feed_item(dict(article))
