@@ -19,10 +19,8 @@ from spidercrawl.document.page import first_value
 _LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]{2,8})*$", re.IGNORECASE)
 MIN_TEXT = 100  # characters; shorter texts are identified unreliably
 CONFIDENCE = 0.9
-# Characters identified: its cost grows with them, its answer not. 500 and 1,000 gave the
-# same language on every page of the datasets (967 of dragnet and l3s-gn1, by our text)
-# and of the ziyan pages (340: English, Chinese, Bengali, Russian, Spanish) at half the
-# time (0.37 -> 0.19 ms a page).
+# Characters identified: its cost grows with them, its answer not (500 and 1,000 gave the
+# same language on every page measured: docs/measurements.md).
 SAMPLE = 500
 MIN_CONFIRMING_PAGES = 3
 

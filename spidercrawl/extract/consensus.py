@@ -315,23 +315,16 @@ class ConsensusExtractor(PeerReaders):
         replaces it, the method becomes ``learned+consensus`` and the note says so. The
         other fallbacks' articles are returned unchanged.
 
-        Text density's last resort was confirmed too after the evaluation's pages by way
-        (4 folds) showed its 7 pages at F1 0.41 (dragnet) and 0.89 (l3s-gn1)
-        where the consensus had 0.88 and 0.96: a page where our blocks found nothing is a
-        page for the peers. Designed on those 7 pages, so not a clean figure.
+        Text density's last resort is confirmed too: a page where our blocks found nothing
+        is a page for the peers.
 
         A page extracted as on a site never seen (``learned+unseen``: of no known layout,
         or where the site model found almost nothing) gets the vote a never-seen site's
         page gets (:meth:`vote`), without text density's gate and with the learned path's
         ``confirm_bonus``: that gate saves the peers' time on every page of a site never
-        seen, and these pages are a few of a learned site's (4 folds: of the 55
-        such pages, one changed, l3s-gn1 smh.com.au 000 0.755 -> 0.980, where our blocks
-        and density agreed on the wrong text; with the never-seen path's ``own_bonus`` of
-        0.3, it went back to 0.755 and two other pages moved, -0.15 in sum).
-        Its method and reason stay, so the crawl still collects pages of no known
-        layout into a new layout. Before, our blocks alone
-        decided there: the evaluation's pages by way showed those pages at F1 0.79 / 0.92
-        (dragnet / l3s-gn1) where readability-lxml had 0.89 / 0.96."""
+        seen, and these pages are a few of a learned site's. Its method and reason stay,
+        so the crawl still collects pages of no known layout into a new layout. The
+        figures behind each choice: docs/measurements.md."""
         if learned.sure:
             return learned, ""
         if learned.method in VOTED_METHODS:

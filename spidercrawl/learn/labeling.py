@@ -1,58 +1,25 @@
 """Label a site's blocks as content or not, without people: cluster relevance, site-wide.
 
 1. Each block is scored against its own page's description (else its title), corrected
-   for chance: see :mod:`spidercrawl.learn.relevance`. A description (or title) that many
-   of the site's pages share is the site's, not the page's, and is skipped
-   (:func:`site_references`): it matches the site's blurb better than any article.
-2. Per page, the text of each cluster on that page is scored as one piece; its weight is
-   relevance^(1/4) x (unlinked characters)^(1/2) / stretches^(1/4): relevance says the
-   text is about the page's subject; the amount of text says it is the article and not a
-   standfirst or title that repeats the description (measured: relevance^(1/2) picks the
-   standfirst on the demo site; dragnet F1 0.797 vs 0.793); the number of separate
-   stretches the piece forms in page order tells an article (one or a few long stretches)
-   from comments (many short ones, each between its author line and its reply link).
-   Summed per cluster over the *whole site*, the best cluster is the content. On one page
-   the best cluster is sometimes the comments; summed over the site, the article
-   paragraphs win. Each piece's weight also fades with its distance below the page's
-   *anchor*, the block that best matches the description (the headline or standfirst):
-   the article starts right below it, comments and related stories far below. A piece
-   that only restates the description (a standfirst, a live blog's summary) weighs
-   nothing: it matches the description whatever the article is. Measured: on the demo's
-   live blogs the summary outweighed the updates (84.8 against 78.6; F1 0.14), and a
-   redesigned template learned from 5 pages took its standfirst for the article on 8
-   of 252 choices of the 5; with the rule, live blogs 0.98, 0 of 252; the three datasets
-   (4 folds, learned / rules) 0.9406 / 0.9260 -> 0.9406 / 0.9258, 4 pages moved. A
-   standfirst inside the content cluster stays (step 4 counts it): dropping it cost
-   dragnet's guardian.co.uk, whose gold includes it, 1.3 points a page.
-3. A training page where the content cluster is missing or weak (under half its median
-   piece) gets its own best cluster as content, if that piece weighs at least a quarter of
-   the median and the cluster is nearly absent where the content is strong (a stand-in,
-   not a sidebar beside every article). Pages of one template styled differently (two
-   years of a site) put the same paragraphs into two clusters; only one could be the
-   content, and the other year's articles were taught as boilerplate. Measured (4 folds
-   of the three datasets, `--methods learned,rules`, one run each; the shares were set
-   beforehand, not swept): F1 over 1,036 pages 0.9407 -> 0.9414, pages the site model
-   extracted itself 923 -> 949, fast-path pages 681 -> 714; bbc.co.uk's two years learned
-   from their first 10 pages in crawl order: 4 -> 7 of 10 later pages by the model itself
-   and none left to the cross-site fallback (was 5).
-4. DBSCAN's clusters can be coarser than the template: a newsletter box or a section's
-   blurb may look like the article's paragraphs. The content cluster is split by template
-   role (selector path without ids and digits), the roles are weighed like clusters, and
-   roles under ``min_role_share`` of the best one are dropped.
-5. Clusters (and noise blocks) that sit inside the content's bounding box on their pages,
-   are not mostly links, are relevant and hold no more text than the content itself join
-   it: quotes, sub-headings, lists and captions, which look different from body text.
-   (Comments can sit inside that box when the author's replies share the article's look;
-   they are larger than the article and stay out.)
-6. Paragraphs of the content's own classed style (``p.story``) in another wrapper join it
-   on the same terms (see :meth:`AutoLabeler._join_paragraph_style`).
+   for chance (:mod:`spidercrawl.learn.relevance`); a description many pages share is the
+   site's, not the page's, and is skipped (:func:`site_references`).
+2. Per page, each cluster's text is weighed by its relevance, its amount of unlinked text,
+   the number of separate stretches it forms (an article is a few long ones, comments many
+   short ones) and its distance below the page's anchor (the block that best matches the
+   description); a piece that only restates the description weighs nothing. Summed over
+   the *whole site*, the best cluster is the content: on one page it is sometimes the
+   comments, over the site the article paragraphs win.
+3. A training page where that cluster is missing or weak gets its own best cluster as
+   content (one template styled two ways puts the same paragraphs into two clusters).
+4. The content cluster is split by template role, and roles far under the best dropped (a
+   newsletter box that looks like the article's paragraphs).
+5. Clusters inside the content's box that are relevant, not mostly links and no larger
+   than the content join it (quotes, sub-headings, lists, captions); so do paragraphs of
+   the content's own classed style in another wrapper.
 
-Measured on the 141 sites of ``../shared/datasets`` (4 folds, per-page mean F1 of the
-learned method): stretches 0.846 -> 0.853, the join limit -> 0.862, dropping roles under
-0.2 of the best -> 0.889 (0.05: 0.885, 0.1: 0.888, 0.35: 0.892).
-
-When no page of the site has a description or a title, the cluster with the most text
-outside links is taken (text density), and the labels say so in ``basis_``.
+No description and no title anywhere: the cluster with the most unlinked text, as
+``basis_`` says. The weights and what each step was worth: docs/site-models.md and
+docs/measurements.md.
 """
 
 from __future__ import annotations
@@ -228,8 +195,7 @@ class AutoLabeler:
         sqrt(unlinked characters) x closeness to the anchor / runs^(1/4), where runs is the
         number of separate stretches the group's blocks form in page order. An article is
         one or a few long stretches; comments, each between its author line and its reply
-        link, are many short ones (measured: dragnet 0.831 -> 0.840; paulocoelhoblog.com,
-        where the comments outweighed the letters, 0.05 -> 0.57).
+        link, are many short ones.
 
         A piece that only restates its page's description (a standfirst, a live blog's
         summary: :func:`echoes_reference`) weighs nothing, unless ``echoes_count``: it
@@ -354,11 +320,7 @@ class AutoLabeler:
         few levels deeper (next to a photo, in a nested table): DBSCAN makes them a
         cluster of their own, outside the content's box, and the model learned them as
         boilerplate. Only a step with a class counts (a bare ``p`` is every sidebar's too);
-        roles dropped as unrelated stay out. Measured (4 folds of the three datasets):
-        telegraph.co.uk in L3S-GN1, whose paragraphs beside a photo sit in a nested table,
-        had 2 pages left to the cross-site fallback (the model found nothing there); now
-        the site model extracts them, F1 0.993 / 0.987 -> 0.994 / 0.993; no other page
-        moved.
+        roles dropped as unrelated stay out.
         """
         steps = Counter(
             template_step(blocks[i].selector[-1])

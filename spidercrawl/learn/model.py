@@ -120,14 +120,10 @@ def block_paragraphs(blocks: Sequence[Block]) -> list[Paragraph]:
 def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> np.ndarray:
     """Blocks between two content blocks of the same page belong to the article when none
     is mostly links and either there are at most ``max_gap`` of them in a row (sub-headings,
-    captions and one-off paragraphs the classifier misses; measured, learned F1 per page
-    over the 141 dataset sites: none 0.889, 2: 0.894, 4: 0.896) or, however many, they are
+    captions and one-off paragraphs the classifier misses) or, however many, they are
     mostly (80% of their text) inside the element that holds the page's content blocks
-    (a letter quoted in full inside the article: tv.msnbc.com 0.921 -> 0.945; a bulleted
-    list of six items and the text after it, in the article's own element: webinknow.com
-    0.90 -> 0.98; learned F1 over the datasets' 1,036 pages, 4 folds: 0.9441 -> 0.9447,
-    designed on that dragnet page, see docs/measurements.md). ``blocks`` is one page's or a
-    whole site's, in page order."""
+    (a letter quoted in full inside the article; a bulleted list in the article's own
+    element). ``blocks`` is one page's or a whole site's, in page order."""
     filled = np.asarray(is_content, dtype=bool).copy()
     positions = np.flatnonzero(filled)
     content_parents: dict[int, set[tuple[str, ...]]] = defaultdict(set)
@@ -173,9 +169,8 @@ def take_nested(blocks: Sequence[Block], is_content: np.ndarray) -> np.ndarray:
 
     The capture script makes a separate block of every block-level element with text of
     its own, so an article element with direct text and ``<p>`` children is one block plus
-    one per paragraph; the paragraphs can look unlike anything labeled content in training
-    (measured, learned F1 per page over the 141 dataset sites: 0.896 -> 0.900;
-    sport.guardian.co.uk 0.55 -> 0.96). Nested means: the content block's selector path is
+    one per paragraph; the paragraphs can look unlike anything labeled content in
+    training. Nested means: the content block's selector path is
     a proper prefix of the block's, on the same page, and the block lies inside its box.
     """
     taken = np.asarray(is_content, dtype=bool).copy()
@@ -239,12 +234,8 @@ def take_continuation(
 
     The classifier often takes the lead of an article and not the rest: a post cut into a
     teaser and a "read more" part (``div.entry-body`` then ``div.entry-more``), a styled
-    intro followed by plain paragraphs, paragraphs joined by ``<br>`` into one block
-    (measured, learned F1 per page over the 141 dataset sites: 0.9205 -> 0.923 with the
-    same style and grandparent only, 0.9326 -> 0.9373 once paragraph-length blocks anywhere
-    in the grandparent element count too; legaltimes.typepad.com 0.83 -> 0.97, gaygamer.net
-    0.83 -> 1.00, news.com.au 0.80 -> 0.94). ``blocks`` is one page's or a whole site's, in
-    page order.
+    intro followed by plain paragraphs, paragraphs joined by ``<br>`` into one block.
+    ``blocks`` is one page's or a whole site's, in page order.
     """
     taken = np.asarray(is_content, dtype=bool).copy()
     pages: dict[int, list[int]] = defaultdict(list)
@@ -350,8 +341,7 @@ def template_texts(blocks: Sequence[Block], min_share: float) -> frozenset[str]:
 
     A sidebar blurb or a newsletter box can look exactly like the article's paragraphs and
     even echo a page's description by chance; no article repeats word for word on page
-    after page (measured, learned F1 per page over the 141 dataset sites: 0.914 -> 0.920;
-    adwords.blogspot.com 0.60 -> 0.88, 10qdetective.blogspot.com 0.38 -> 0.62).
+    after page.
     """
     pages_of: dict[str, set[int]] = defaultdict(set)
     for block in blocks:
