@@ -188,7 +188,7 @@ def _score_with(
         page = Page(item)  # its blocks built once, for extraction and headline
         result = chain.extract(page, model)
         text = _article_text(job, page, result.extraction, result.method, model)
-        record.way, record.plain = result.method, fetched_plainly(page)
+        record.way, record.plain = result.method, page.plain
         record.has_model = model is not None
         if record.plain:
             return text, f"raw HTML: {result.method}"

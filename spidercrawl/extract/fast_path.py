@@ -92,7 +92,8 @@ class FastPathMiddleware:
     def _fast_path_model(self, site: str, model: SiteModel | None) -> SiteModel | None:
         """``model`` if the fast path should use it: usable rules that held on the raw HTML
         of its training pages (the render decision, learned with the model)."""
-        model = model if model is not None and model.usable_rules() is not None else None
+        if model is None or model.usable_rules() is None:
+            return None
         reason = _render_reason(model)
         if reason:
             self.crawler.stats.inc_value("spidercrawl/fast_path/render_decision")

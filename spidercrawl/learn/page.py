@@ -42,10 +42,6 @@ class Page(Mapping[str, Any]):
         return len(self.item)
 
     @property
-    def url(self) -> str:
-        return str(self.item.get("url") or "")
-
-    @property
     def site(self) -> str:
         return str(self.item.get("site") or "unknown")
 
