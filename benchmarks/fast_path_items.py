@@ -101,7 +101,7 @@ def ours(
         capture["fast_path_article"] = FastPathArticle(result, model.version_)
         page = {**capture, "url": url, "site": SITE, "rendered_html": html}
         result = chain.extract(page, model)
-        watch.lap("the chain (the check: text density's reading, the consensus if doubted)")
+        watch.lap("the chain (the check: the page's prose, else text density's reading)")
         if result.method != "rules":
             doubted.append(url)
         article = article_item(page, result.extraction, result.method, model, result.note)

@@ -8,9 +8,11 @@ Stages, in order:
 1. A page fetched without a browser (the fast path, ``extract_html``, a page whose render
    failed): the site model's extraction rules where they pass their check
    (:func:`~spidercrawl.extract.item.plain_rules`) and an independent reading of the same
-   raw HTML agrees with them, else the consensus of the readers of raw HTML (text
-   density, readability, trafilatura, and the rules' article where it was doubted:
-   :mod:`spidercrawl.extract.raw_consensus`); without the peers, text density.
+   raw HTML agrees with them (first the page's prose on the tree the rules parsed,
+   :mod:`spidercrawl.document.prose`; where it does not agree, text density's), else the
+   consensus of the readers of raw HTML (text density, readability, trafilatura, and the
+   rules' article where it was doubted: :mod:`spidercrawl.extract.raw_consensus`);
+   without the peers, text density.
 2. A rendered page of a learned site: the site model (its layout's classifier; the rules
    on the DOM, the cross-site extractor less the site's template, the article container
    or text density where the model does not fit the page:
@@ -180,6 +182,8 @@ class ExtractionChain:
         rules, why = plain_rules(page, model)
         if rules is not None and (self.raw is None or not self.check_rules):
             return rules, "rules", ""
+        if rules is not None and rules.prose.agrees_with(len(rules.text.split())):
+            return rules, "rules", ""  # the page's prose reads as the rules do: no more asked
         density = cold_start_extraction(page)
         if rules is not None:
             choice = self.raw.check_rules(page, rules, density, deadline)

@@ -40,6 +40,7 @@ from lxml import etree
 from spidercrawl.document.density import body_of, remove_invisible, visible_chars
 from spidercrawl.document.html import UnusableDocumentError, parse_html, parse_raw_html
 from spidercrawl.document.page import first_description
+from spidercrawl.document.prose import ProseCoverage, prose_coverage
 from spidercrawl.document.structure import (
     BLOCK_TAGS,
     Paragraph,
@@ -287,6 +288,7 @@ class RuleExtraction:
     confidence: float = 0.0  # set once the check passed: the rules' training precision
     layout: int = 0  # which layout's rules (LayoutRules), whose check applies
     page_text: str = ""  # the whole page's visible text, spaces folded ("" when not read)
+    prose: ProseCoverage = field(default_factory=ProseCoverage)  # the page's prose, taken
 
     @property
     def chars(self) -> int:
@@ -431,6 +433,7 @@ class ExtractionRules:
             )
         keep, pass_through = _kept_elements(matched)
         paragraphs = list(element_paragraphs(body, keep, pass_through | {body}))
+        prose = prose_coverage(body, keep - pass_through)
         link_chars = sum(
             len(" ".join(a.text_content().split()))
             for a in body.iter("a")
@@ -444,6 +447,7 @@ class ExtractionRules:
             len(page_text),
             link_chars,
             page_text=page_text,
+            prose=prose,
         )
 
     # -- checking ---------------------------------------------------------------------------
