@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -53,6 +54,11 @@ def test_every_page_of_both_templates_takes_the_fast_path(two_crawls) -> None:
     assert len(first.items) == len(again.items) == 30
     assert {item["method"] for item in again.items} == {"rules"}  # none rendered
     assert "Launching browser" not in again.log  # so Chromium was never started
+    # Each article's check counted: most by the page's prose, none left unchecked.
+    checked = {
+        k: int(v) for k, v in re.findall(r"'spidercrawl/fast_path/check/(\w+)': (\d+)", again.log)
+    }
+    assert sum(checked.values()) == 30 and checked.get("prose", 0) >= 15, checked
     assert "Starting Playwright's driver" not in again.log  # nor Playwright's driver
     assert "Launching browser" in first.log
     assert first.log.count("Starting Playwright's driver") == 1

@@ -108,4 +108,4 @@ def test_where_the_prose_agrees_nothing_else_is_asked(model: SiteModel) -> None:
     consensus.peers = {name: lambda html, n=name: asked.append(n) or "" for name in consensus.peers}
     result = ExtractionChain(raw=consensus).extract(page, model)
     assert result.method == "rules" and result.note == "" and asked == []
-    assert result.extraction.text == whole
+    assert result.extraction.text == whole and result.rules_check == "prose"

@@ -66,7 +66,7 @@ def test_rules_that_caught_one_paragraph_of_ten_go_to_the_consensus(model) -> No
     paragraphs = story_paragraphs()
     page = fast_path_page(story_page(paragraphs), paragraphs[0], model)
     result = ExtractionChain(raw=RawHtmlConsensus()).extract(page, model)
-    assert result.method != "rules", result.note
+    assert result.method != "rules" and result.rules_check == "doubted", result.note
     assert "text density's reading disagrees with the rules" in result.note
     assert paragraphs[-1] in result.extraction.text and paragraphs[0] in result.extraction.text
     unchecked = ExtractionChain(raw=RawHtmlConsensus(), check_rules=False).extract(page, model)
@@ -82,6 +82,7 @@ def test_rules_that_caught_the_whole_article_stand_without_the_peers(model) -> N
     consensus.peers = {name: lambda html, n=name: asked.append(n) or "" for name in consensus.peers}
     result = ExtractionChain(raw=consensus).extract(page, model)
     assert result.method == "rules" and result.note == "" and asked == []
+    assert result.rules_check == "density"  # a hand-made cut carries no prose reading
 
 
 def test_a_peer_that_raises_is_one_vote_less(model) -> None:

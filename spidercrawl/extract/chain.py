@@ -83,6 +83,21 @@ class ChainResult:
     note: str
     errors: list[ExtractorError] = field(default_factory=list)
     of_no_layout: bool = False  # a learned site's page of no layout its model knows
+    # A fast-path page's check of the rules' article: which reading confirmed it
+    # (``prose``, ``density``), or ``doubted`` (text density disagreed and the readers of
+    # raw HTML decided, maybe for the rules); "" where no check ran.
+    rules_check: str = ""
+
+
+@dataclass
+class _Made:
+    """What the first stages made of a page, before the chain's last resorts."""
+
+    extraction: Any
+    method: str
+    note: str
+    of_no_layout: bool = False
+    rules_check: str = ""
 
 
 class ExtractionChain:
@@ -116,18 +131,16 @@ class ExtractionChain:
         errors: list[ExtractorError] = []
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
         try:
-            extraction, method, note, of_no_layout = self._first(
-                page, model, fallback_reason, deadline
-            )
+            made = self._first(page, model, fallback_reason, deadline)
         except Exception as error:  # a bug met on an odd page must not lose the page
-            extraction, method, note = self._after_error(page, model, error, errors)
-            of_no_layout = False
+            made = _Made(*self._after_error(page, model, error, errors))
+        extraction, method, note = made.extraction, made.method, made.note
         if not extraction.text and method != "density":  # never empty where density finds text
             fallback = cold_start_extraction(page)
             if fallback.text:
                 note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
                 extraction, method = fallback, "density"
-        return ChainResult(extraction, method, note, errors, of_no_layout)
+        return ChainResult(extraction, method, note, errors, made.of_no_layout, made.rules_check)
 
     def _first(
         self,
@@ -135,19 +148,21 @@ class ExtractionChain:
         model: SiteModel | None,
         fallback_reason: str,
         deadline: float | None = None,
-    ) -> tuple[Any, str, str, bool]:
+    ) -> _Made:
         """Stages 1 to 3 (the article, its method and note, whether the page is of no layout
         the site's model knows); the peers only before ``deadline`` (``time.monotonic()``)."""
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
         if page.plain:
-            extraction, method, note = self._plain(page, model, deadline)
+            made = self._plain(page, model, deadline)
             if page.get("render_failed"):
-                note = f"the browser failed ({page['render_failed']}); {note or 'the rules'}"
+                made.note = (
+                    f"the browser failed ({page['render_failed']}); {made.note or 'the rules'}"
+                )
             elif page.get("render_skipped"):
-                note = "; ".join(filter(None, [page["render_skipped"], note]))
-            return extraction, method, note, False
+                made.note = "; ".join(filter(None, [page["render_skipped"], made.note]))
+            return made
         if model is not None:
             learned = learned_extraction(page, model, self.unseen)
             if self.consensus is not None and not deadline_passed(deadline):
@@ -158,41 +173,42 @@ class ExtractionChain:
             if learned.reason:
                 instead = _INSTEAD.get(learned.method, "text density")
                 note = "; ".join(filter(None, [note, f"{learned.reason}; {instead} instead"]))
-            return learned.extraction, learned.method, note, learned.of_no_layout
+            return _Made(learned.extraction, learned.method, note, learned.of_no_layout)
         if self.consensus is not None:
             own = self.consensus.unseen.extract(page)  # as ConsensusExtractor.extract
             if deadline_passed(deadline):
                 how = self._over_budget()
             else:
                 own, how = self.consensus.vote(page, own)
-            return own, "unseen", "; ".join(filter(None, [fallback_reason, how])), False
+            return _Made(own, "unseen", "; ".join(filter(None, [fallback_reason, how])))
         if self.unseen is not None:
-            return self.unseen.extract(page), "unseen", fallback_reason, False
+            return _Made(self.unseen.extract(page), "unseen", fallback_reason)
         extraction = cold_start_extraction(page)
         note = fallback_reason
         if not extraction.text and extraction.reason:
             note = f"{note}; {extraction.reason}" if note else extraction.reason
-        return extraction, "density", note, False
+        return _Made(extraction, "density", note)
 
-    def _plain(
-        self, page: Page, model: SiteModel | None, deadline: float | None = None
-    ) -> tuple[Any, str, str]:
+    def _plain(self, page: Page, model: SiteModel | None, deadline: float | None = None) -> _Made:
         """Stage 1: the rules' article, checked; else the raw-HTML consensus or density
         (the peers only before ``deadline``)."""
         rules, why = plain_rules(page, model)
         if rules is not None and (self.raw is None or not self.check_rules):
-            return rules, "rules", ""
+            return _Made(rules, "rules", "")
         if rules is not None and rules.prose.agrees_with(len(rules.text.split())):
-            return rules, "rules", ""  # the page's prose reads as the rules do: no more asked
+            return _Made(rules, "rules", "", rules_check="prose")  # no more need be asked
         density = cold_start_extraction(page)
+        check = ""
         if rules is not None:
             choice = self.raw.check_rules(page, rules, density, deadline)
+            check = "density" if choice.source == RULES and not choice.note else "doubted"
         elif self.raw is not None:
             choice = self.raw.extract(page, density, deadline)
         else:
-            return density, "density", f"{why}: text density on the raw HTML"
+            return _Made(density, "density", f"{why}: text density on the raw HTML")
         method = choice.source if choice.source in (RULES, DENSITY) else "raw-consensus"
-        return choice.extraction, method, "; ".join(filter(None, [why, choice.note]))
+        note = "; ".join(filter(None, [why, choice.note]))
+        return _Made(choice.extraction, method, note, rules_check=check)
 
     def _over_budget(self) -> str:
         return f"the page's time budget ({self.time_budget:g} s) was spent: the peers not asked"

@@ -23,7 +23,9 @@ lies (UTF-8 declared, windows-1252 sent, or the reverse) is read by its bytes
 
 Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``,
 ``FAST_PATH_MAX_BYTES``, ``FAST_PATH_MAX_ELEMENTS``. Stats: ``spidercrawl/fast_path/accepted``,
-``.../rejected``, ``.../charset_corrected``, ``.../render_decision`` (sites rendered by it).
+``.../rejected``, ``.../charset_corrected``, ``.../render_decision`` (sites rendered by it);
+the pipeline counts how each accepted page's article was checked (``.../check/prose``,
+``.../check/density``, ``.../check/doubted``: :class:`~spidercrawl.extract.chain.ChainResult`).
 """
 
 from __future__ import annotations

@@ -219,6 +219,8 @@ class SiteLearningPipeline:
             self._count_error(page, error.stage, error.error)
         extraction, method, note = result.extraction, result.method, result.note
         stats.inc_value(f"spidercrawl/articles/{method}")
+        if result.rules_check:  # how the fast path's article was checked
+            stats.inc_value(f"spidercrawl/fast_path/check/{result.rules_check}")
         if not extraction.text:
             stats.inc_value("spidercrawl/articles/empty")
             logger.warning("No article text on %s (%s)", page.get("url"), note or method)
