@@ -436,3 +436,28 @@ def test_many_sites_are_crawled_in_one_run_and_split_back_by_site(tmp_path: Path
     assert sorted(first) == ["000", "001"] and all(p["site"] == "a.test" for p in first.values())
     assert "Story 1 of a.test" in " ".join(first["001"]["texts"][0]["text"])
     assert list(crawl_snapshot(*targets[1])) == ["000"]
+
+
+def test_collapses_are_pages_far_under_the_best_peer() -> None:
+    from spidercrawl.evaluate.report import collapse_table, collapses
+    from spidercrawl.evaluate.runner import PageRecord
+
+    records = [
+        PageRecord("d", "s", "1", "unseen", f1=0.2),  # 0.78 under trafilatura: collapsed
+        PageRecord("d", "s", "1", "trafilatura", f1=0.98),
+        PageRecord("d", "s", "1", "readability-lxml", f1=0.4),
+        PageRecord("d", "s", "2", "unseen", f1=0.7),  # 0.25 under: not a collapse
+        PageRecord("d", "s", "2", "trafilatura", f1=0.95),
+        PageRecord("d", "s", "3", "unseen", special_case="error"),  # an error scores 0
+        PageRecord("d", "s", "3", "readability-lxml", f1=0.5),
+        PageRecord("d", "s", "4", "unseen", f1=0.1),  # no peer scored it: not counted
+        PageRecord("d", "s", "5", "unseen", special_case="no_gold"),
+        PageRecord("d", "s", "5", "trafilatura", special_case="no_gold"),
+    ]
+    shares = collapses(records)
+    assert set(shares) == {"d"} and set(shares["d"]) == {"unseen"}
+    row = shares["d"]["unseen"]
+    assert row["pages"] == 3 and row["collapsed"] == ["s 1", "s 3"]
+    assert row["share"] == pytest.approx(2 / 3, abs=1e-4)
+    assert "| d | 66.7% (2 of 3) |" in collapse_table(shares)
+    assert collapses([PageRecord("d", "s", "1", "unseen", f1=0.2)]) == {}

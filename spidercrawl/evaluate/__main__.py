@@ -363,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     learned_ways = report.learned_split(records)
     if learned_ways:
         summary["learned_by_way"] = learned_ways
+    collapsed = report.collapses(records)
+    if collapsed:
+        summary["collapses"] = collapsed
     args.out.mkdir(parents=True, exist_ok=True)
     report.write_summary(args.out / "summary.json", summary)
     report.write_pages_csv(args.out / "pages.csv", records)
@@ -376,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.append(report.learned_split_table(learned_ways))
     if extra.get("unseen_beside_peers"):
         tables.append(report.paired_speed_table(extra["unseen_beside_peers"]))
+    if collapsed:
+        tables.append(report.collapse_table(collapsed))
     for name, reason in skipped.items():
         tables.append(f"Skipped {name}: {reason}\n")
     text = "\n".join(tables)

@@ -359,6 +359,62 @@ def paired_speed_table(speed: Mapping[str, Mapping[str, object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# A page collapses where our article scores this much (F1) under the best peer's.
+COLLAPSE_MARGIN = 0.3
+PEER_NAMES = frozenset({"trafilatura", "readability-lxml"})
+
+
+def _page_f1(record: PageRecord) -> float:
+    """A page's F1 as ``f1_all_pages`` counts it (an error or a special case scores 0)."""
+    return _CASE_F1.get(record.special_case, 0.0) if record.special_case else record.f1
+
+
+def collapses(records: Iterable[PageRecord]) -> dict[str, dict[str, object]]:
+    """Per dataset and per method of ours: the share of pages where our article scores more
+    than ``COLLAPSE_MARGIN`` under the best peer's on the same page (a mean hides these),
+    over the pages both were scored on, and the pages themselves."""
+    scores: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    for record in records:
+        if record.special_case != "no_gold":
+            scores[(record.dataset, record.site, record.page_id)][record.method] = _page_f1(record)
+    result: dict[str, dict[str, object]] = defaultdict(dict)
+    for (dataset, site, page_id), by_method in sorted(scores.items()):
+        peers = [f1 for method, f1 in by_method.items() if method in PEER_NAMES]
+        if not peers:
+            continue
+        for method, f1 in by_method.items():
+            if method in PEER_NAMES:
+                continue
+            row = result[dataset].setdefault(method, {"pages": 0, "collapsed": []})
+            row["pages"] += 1
+            if f1 < max(peers) - COLLAPSE_MARGIN:
+                row["collapsed"].append(f"{site} {page_id}")
+    for rows in result.values():
+        for row in rows.values():
+            row["share"] = round(len(row["collapsed"]) / row["pages"], 4) if row["pages"] else None
+    return dict(result)
+
+
+def collapse_table(shares: Mapping[str, Mapping[str, Mapping[str, object]]]) -> str:
+    """:func:`collapses` as a table: per dataset, each method's share of collapsed pages."""
+    methods = sorted({method for rows in shares.values() for method in rows})
+    lines = [
+        f"## Collapses: pages where ours scores more than {COLLAPSE_MARGIN} under the best "
+        "peer's\n",
+        "| dataset | " + " | ".join(methods) + " |",
+        "|---|" + "---|" * len(methods),
+    ]
+    for dataset, rows in shares.items():
+        cells = []
+        for method in methods:
+            row = rows.get(method)
+            cells.append(
+                f"{row['share']:.1%} ({len(row['collapsed'])} of {row['pages']})" if row else ""
+            )
+        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def dataset_table(summary: Mapping[str, object], measure: str = "f1") -> str:
     """The paper's Table 4 shape: one row per method, one column per dataset, plus the mean."""
     datasets: Mapping[str, Mapping[str, Mapping[str, object]]] = summary["datasets"]  # type: ignore[assignment]
