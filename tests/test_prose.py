@@ -109,3 +109,14 @@ def test_where_the_prose_agrees_nothing_else_is_asked(model: SiteModel) -> None:
     result = ExtractionChain(raw=consensus).extract(page, model)
     assert result.method == "rules" and result.note == "" and asked == []
     assert result.extraction.text == whole and result.rules_check == "prose"
+
+
+def test_a_page_nested_deeper_than_a_browser_builds_is_read_whole() -> None:
+    from spidercrawl.document.html import parse_raw_html
+
+    line = "the council met on Tuesday and agreed that the repairs would begin soon"
+    html = "<html><body>" + f"<div>{line}<br>in spring " * 600 + "</div>" * 600 + "</body></html>"
+    root = parse_raw_html(html)  # flattened at the browser's depth, every word kept
+    remove_invisible(root)
+    coverage = prose_coverage(body_of(root), set())
+    assert coverage.page_words == 600 * (len(line.split()) + 2)
