@@ -2,8 +2,9 @@
 
 Each page must give an article, or a logged reason, and never a crash: a page with no
 description, one with neither title nor description, pages whose description is the
-site's slogan, pages in Chinese, Bengali and Arabic (right to left), and a page whose
-whole text is one block. The site is served by a real HTTP server on 127.0.0.1 and
+site's slogan, pages in Chinese, Bengali and Arabic (right to left), one in Georgian (a
+script no model of ours has seen), a page whose whole text is one block, and a page of
+nothing but navigation (no article, a log line saying why). The site is served by a real HTTP server on 127.0.0.1 and
 rendered by Chromium; nothing is learned before the pages are extracted, so each article
 comes from the never-seen path (our blocks' extractor and the peers' vote).
 """
@@ -11,6 +12,7 @@ comes from the never-seen path (our blocks' extractor and the peers' vote).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler
@@ -54,6 +56,15 @@ ARABIC = [
     "أعلن رئيس البلدية أن العمل في رصيف العبارات الجديد سيبدأ في الربيع المقبل.",
     "طلب السكان من المجلس البلدي الإبقاء على رحلة الصباح الباكر التي يعتمد عليها الصيادون.",
     "حذر مدير الميناء من أن الرصيف القديم يحتاج إلى إصلاح قبل موسم الصيف.",
+]
+# A script no model of ours was trained on (the datasets and the ziyan pages are in Latin,
+# Chinese, Bengali and Cyrillic scripts).
+GEORGIAN = [
+    "თბილისის მერმა განაცხადა, რომ ახალი ბორნის ნავმისადგომის მშენებლობა მომავალ გაზაფხულზე"
+    " დაიწყება.",
+    "მაცხოვრებლებმა საბჭოს სთხოვეს, შეინარჩუნოს დილის ადრეული რეისი, რომელზეც მეთევზეები არიან"
+    " დამოკიდებული.",
+    "ნავსადგურის უფროსმა გააფრთხილა, რომ ძველ ნავმისადგომს ზაფხულამდე შეკეთება სჭირდება.",
 ]
 
 
@@ -112,6 +123,11 @@ PAGES: dict[str, tuple[str, str, str]] = {
         "رحلة الصباح الباكر",
         "ar",
     ),
+    "/news/georgian.html": (
+        page(story("ახალი ბორნის ნავმისადგომი", GEORGIAN), "ახალი ბორნის ნავმისადგომი", None, "ka"),
+        "დილის ადრეული რეისი",
+        "ka",
+    ),
     "/news/one-block.html": (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>One block</title></head>"
         f"<body>{' '.join(ENGLISH * 4)}</body></html>",
@@ -128,7 +144,10 @@ HEADLINES = {
     "/news/chinese.html": "新渡轮码头明年动工",
     "/news/bengali.html": "নতুন ফেরি ঘাট",
     "/news/arabic.html": "رصيف العبارات الجديد",
+    "/news/georgian.html": "ახალი ბორნის ნავმისადგომი",
 }
+# A page of nothing but navigation under an article's URL: not an article, and said so.
+ONLY_NAVIGATION = "/news/only-navigation.html"
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +157,12 @@ def odd_site(tmp_path_factory) -> Iterator[str]:
         target = root / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html, "utf-8")
-    links = "".join(f"<li><a href='{path}'>{path}</a></li>" for path in PAGES)
+    sections = "".join(
+        f"<li><a href='/section/{n}'>Harbour section {n}</a></li>" for n in range(40)
+    )
+    only_links = page(f"<nav><ul>{sections}</ul></nav>", "Sections", "Every section of the paper")
+    (root / ONLY_NAVIGATION.lstrip("/")).write_text(only_links, "utf-8")
+    links = "".join(f"<li><a href='{path}'>{path}</a></li>" for path in [*PAGES, ONLY_NAVIGATION])
     (root / "index.html").write_text(f"<html><body><ul>{links}</ul></body></html>", "utf-8")
     with loopback_server(partial(QuietHandler, directory=str(root))) as base_url:
         yield base_url
@@ -177,6 +201,8 @@ def test_each_odd_page_gives_its_article(odd_site, tmp_path: Path, learned: bool
             assert text.startswith(HEADLINES[path]), f"{path}: {text[:100]!r}"
         if language:
             assert article["lang"].split("-")[0] == language, (path, article["lang"])
+    assert ONLY_NAVIGATION not in by_path, by_path[ONLY_NAVIGATION]["text"][:300]
+    assert re.search(rf"Not an article \(listing\): \S+{ONLY_NAVIGATION}", result.log)
     methods = {item["method"] for item in by_path.values()}
     if learned:
         assert (tmp_path / "models" / HOST).is_dir()
