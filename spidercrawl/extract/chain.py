@@ -83,9 +83,10 @@ class ChainResult:
     note: str
     errors: list[ExtractorError] = field(default_factory=list)
     of_no_layout: bool = False  # a learned site's page of no layout its model knows
-    # A fast-path page's check of the rules' article: which reading confirmed it
-    # (``prose``, ``density``), or ``doubted`` (text density disagreed and the readers of
-    # raw HTML decided, maybe for the rules); "" where no check ran.
+    # A page read without a browser (the fast path's, extract_html's): how its rules'
+    # article was checked: which reading confirmed it (``prose``, ``density``), or
+    # ``doubted`` (text density disagreed and the readers of raw HTML decided, maybe for
+    # the rules); "" where no check ran.
     rules_check: str = ""
 
 
