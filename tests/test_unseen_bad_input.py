@@ -4,9 +4,10 @@ Each page must give an article, or a logged reason, and never a crash: a page wi
 description, one with neither title nor description, pages whose description is the
 site's slogan, pages in Chinese, Bengali and Arabic (right to left), one in Georgian (a
 script no model of ours has seen), a page whose whole text is one block, and a page of
-nothing but navigation (no article, a log line saying why). The site is served by a real HTTP server on 127.0.0.1 and
-rendered by Chromium; nothing is learned before the pages are extracted, so each article
-comes from the never-seen path (our blocks' extractor and the peers' vote).
+nothing but navigation (no article, a log line saying why). The site is served by a real
+HTTP server on 127.0.0.1 and rendered by Chromium; nothing is learned before the pages
+are extracted, so each article comes from the never-seen path (our blocks' extractor and
+the peers' vote).
 """
 
 from __future__ import annotations
