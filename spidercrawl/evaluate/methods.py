@@ -109,7 +109,8 @@ _PAGE_METHODS: dict[str, tuple[str | None, Callable[[], PageExtractor]]] = {
     "justext": ("justext", _justext),
     "boilerpy3": ("boilerpy3", _boilerpy3),
 }
-PEERS = ("trafilatura", "readability-lxml", "justext", "boilerpy3")
+# Other projects' extractors, scored beside ours (the report's collapses compare with them).
+PEERS = ("trafilatura", "trafilatura-metadata", "readability-lxml", "justext", "boilerpy3")
 # Methods that need a whole site (a crawl and a model), run by the site-method runner.
 SITE_METHODS = ("learned", "unseen", "rules")
 

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from spidercrawl.evaluate.methods import PEERS
 from spidercrawl.evaluate.metrics import SPECIAL_CASES
 from spidercrawl.evaluate.runner import PageRecord, PeerTiming
 from spidercrawl.files import write_json_atomically
@@ -20,6 +21,11 @@ _CASE_F1 = {"both_empty": 1.0}
 
 def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
+
+
+def _page_f1(record: PageRecord) -> float:
+    """A page's F1 as ``f1_all_pages`` counts it (an error or a special case scores 0)."""
+    return _CASE_F1.get(record.special_case, 0.0) if record.special_case else record.f1
 
 
 def aggregate(records: Iterable[PageRecord]) -> dict[str, object]:
@@ -38,9 +44,7 @@ def aggregate(records: Iterable[PageRecord]) -> dict[str, object]:
         "f1_median": round(statistics.median(r.f1 for r in scored), 4) if scored else None,
         "cleaneval": _mean([r.cleaneval for r in scored]),
         "f1_difflib": _mean([r.f1_difflib for r in scored]),
-        "f1_all_pages": _mean(
-            [_CASE_F1.get(r.special_case, 0.0) if r.special_case else r.f1 for r in with_gold]
-        ),
+        "f1_all_pages": _mean([_page_f1(r) for r in with_gold]),
         "pages_per_s": round(len(timed) / seconds, 2) if seconds else None,
         "special_cases": {case: cases.get(case, 0) for case in ALL_CASES},
     }
@@ -361,12 +365,6 @@ def paired_speed_table(speed: Mapping[str, Mapping[str, object]]) -> str:
 
 # A page collapses where our article scores this much (F1) under the best peer's.
 COLLAPSE_MARGIN = 0.3
-PEER_NAMES = frozenset({"trafilatura", "readability-lxml"})
-
-
-def _page_f1(record: PageRecord) -> float:
-    """A page's F1 as ``f1_all_pages`` counts it (an error or a special case scores 0)."""
-    return _CASE_F1.get(record.special_case, 0.0) if record.special_case else record.f1
 
 
 def collapses(records: Iterable[PageRecord]) -> dict[str, dict[str, object]]:
@@ -379,11 +377,11 @@ def collapses(records: Iterable[PageRecord]) -> dict[str, dict[str, object]]:
             scores[(record.dataset, record.site, record.page_id)][record.method] = _page_f1(record)
     result: dict[str, dict[str, object]] = defaultdict(dict)
     for (dataset, site, page_id), by_method in sorted(scores.items()):
-        peers = [f1 for method, f1 in by_method.items() if method in PEER_NAMES]
+        peers = [f1 for method, f1 in by_method.items() if method in PEERS]
         if not peers:
             continue
         for method, f1 in by_method.items():
-            if method in PEER_NAMES:
+            if method in PEERS:
                 continue
             row = result[dataset].setdefault(method, {"pages": 0, "collapsed": []})
             row["pages"] += 1

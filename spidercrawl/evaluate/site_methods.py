@@ -326,14 +326,14 @@ def _score_fast_path(
         )  # fmt: skip
         if chained.method != "rules":
             record.note = f"fast path: {chained.method} ({chained.note})"
-        elif result.prose.agrees_with(len(result.text.split())):
+        elif chained.rules_check == "prose":
             record.note = "fast path (the page's prose agrees)"
         else:
-            prose, words = result.prose, len(result.text.split())
+            prose = result.prose
             record.note = (
                 f"fast path (text density's check: the rules took {prose.share_taken:.0%} of "
                 f"the page's {prose.page_words} words of prose, {prose.taken_words} of the "
-                f"article's {words})"
+                f"article's {len(result.text.split())})"
             )
         record.seconds = seconds
         text = _article_text(job, fetched, chained.extraction, chained.method, model)

@@ -90,17 +90,6 @@ class ChainResult:
     rules_check: str = ""
 
 
-@dataclass
-class _Made:
-    """What the first stages made of a page, before the chain's last resorts."""
-
-    extraction: Any
-    method: str
-    note: str
-    of_no_layout: bool = False
-    rules_check: str = ""
-
-
 class ExtractionChain:
     """The stages of the module doc, with the extractors a run has (each may be None: no
     cross-site model, no peers on rendered pages, no peers on raw HTML)."""
@@ -132,16 +121,18 @@ class ExtractionChain:
         errors: list[ExtractorError] = []
         deadline = None if self.time_budget is None else time.monotonic() + self.time_budget
         try:
-            made = self._first(page, model, fallback_reason, deadline)
+            result = self._first(page, model, fallback_reason, deadline)
         except Exception as error:  # a bug met on an odd page must not lose the page
-            made = _Made(*self._after_error(page, model, error, errors))
-        extraction, method, note = made.extraction, made.method, made.note
-        if not extraction.text and method != "density":  # never empty where density finds text
+            result = ChainResult(*self._after_error(page, model, error, errors))
+        result.errors = errors
+        # Never empty where text density finds text.
+        if not result.extraction.text and result.method != "density":
             fallback = cold_start_extraction(page)
             if fallback.text:
-                note = "; ".join(filter(None, [note, f"{method} found nothing; text density"]))
-                extraction, method = fallback, "density"
-        return ChainResult(extraction, method, note, errors, made.of_no_layout, made.rules_check)
+                found_nothing = f"{result.method} found nothing; text density"
+                result.note = "; ".join(filter(None, [result.note, found_nothing]))
+                result.extraction, result.method = fallback, "density"
+        return result
 
     def _first(
         self,
@@ -149,21 +140,20 @@ class ExtractionChain:
         model: SiteModel | None,
         fallback_reason: str,
         deadline: float | None = None,
-    ) -> _Made:
+    ) -> ChainResult:
         """Stages 1 to 3 (the article, its method and note, whether the page is of no layout
         the site's model knows); the peers only before ``deadline`` (``time.monotonic()``)."""
         note = page.get("fast_path_rejected") or ""
         if note:
             note = f"rendered: the fast path failed ({note})"
         if page.plain:
-            made = self._plain(page, model, deadline)
+            plain = self._plain(page, model, deadline)
             if page.get("render_failed"):
-                made.note = (
-                    f"the browser failed ({page['render_failed']}); {made.note or 'the rules'}"
-                )
+                failed = page["render_failed"]
+                plain.note = f"the browser failed ({failed}); {plain.note or 'the rules'}"
             elif page.get("render_skipped"):
-                made.note = "; ".join(filter(None, [page["render_skipped"], made.note]))
-            return made
+                plain.note = "; ".join(filter(None, [page["render_skipped"], plain.note]))
+            return plain
         if model is not None:
             learned = learned_extraction(page, model, self.unseen)
             if self.consensus is not None and not deadline_passed(deadline):
@@ -174,30 +164,34 @@ class ExtractionChain:
             if learned.reason:
                 instead = _INSTEAD.get(learned.method, "text density")
                 note = "; ".join(filter(None, [note, f"{learned.reason}; {instead} instead"]))
-            return _Made(learned.extraction, learned.method, note, learned.of_no_layout)
+            return ChainResult(
+                learned.extraction, learned.method, note, of_no_layout=learned.of_no_layout
+            )
         if self.consensus is not None:
             own = self.consensus.unseen.extract(page)  # as ConsensusExtractor.extract
             if deadline_passed(deadline):
                 how = self._over_budget()
             else:
                 own, how = self.consensus.vote(page, own)
-            return _Made(own, "unseen", "; ".join(filter(None, [fallback_reason, how])))
+            return ChainResult(own, "unseen", "; ".join(filter(None, [fallback_reason, how])))
         if self.unseen is not None:
-            return _Made(self.unseen.extract(page), "unseen", fallback_reason)
+            return ChainResult(self.unseen.extract(page), "unseen", fallback_reason)
         extraction = cold_start_extraction(page)
         note = fallback_reason
         if not extraction.text and extraction.reason:
             note = f"{note}; {extraction.reason}" if note else extraction.reason
-        return _Made(extraction, "density", note)
+        return ChainResult(extraction, "density", note)
 
-    def _plain(self, page: Page, model: SiteModel | None, deadline: float | None = None) -> _Made:
+    def _plain(
+        self, page: Page, model: SiteModel | None, deadline: float | None = None
+    ) -> ChainResult:
         """Stage 1: the rules' article, checked; else the raw-HTML consensus or density
         (the peers only before ``deadline``)."""
         rules, why = plain_rules(page, model)
         if rules is not None and (self.raw is None or not self.check_rules):
-            return _Made(rules, "rules", "")
+            return ChainResult(rules, "rules", "")
         if rules is not None and rules.prose.agrees_with(len(rules.text.split())):
-            return _Made(rules, "rules", "", rules_check="prose")  # no more need be asked
+            return ChainResult(rules, "rules", "", rules_check="prose")  # no more asked
         density = cold_start_extraction(page)
         check = ""
         if rules is not None:
@@ -206,10 +200,10 @@ class ExtractionChain:
         elif self.raw is not None:
             choice = self.raw.extract(page, density, deadline)
         else:
-            return _Made(density, "density", f"{why}: text density on the raw HTML")
+            return ChainResult(density, "density", f"{why}: text density on the raw HTML")
         method = choice.source if choice.source in (RULES, DENSITY) else "raw-consensus"
         note = "; ".join(filter(None, [why, choice.note]))
-        return _Made(choice.extraction, method, note, rules_check=check)
+        return ChainResult(choice.extraction, method, note, rules_check=check)
 
     def _over_budget(self) -> str:
         return f"the page's time budget ({self.time_budget:g} s) was spent: the peers not asked"
