@@ -28,6 +28,7 @@ rules do not fit can be rendered instead.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -104,6 +105,17 @@ RAW_PARSER = "html5"
 # rendered directly.
 MIN_RAW_HTML_PAGES = 2
 RAW_HTML_HOLD_SHARE = 0.5
+
+# The container check: on a site's training pages the rules take nearly all the text of
+# the element their matches share (``div.post-body``); a page where they take much less
+# of it holds article text of a kind no training page showed there (a list of items, a
+# second page of the story) and the rules miss it. Such a page is rendered as a page the
+# rules do not fit. The floor is a share of the ``CONTAINER_SHARE_RANK``-th lowest share on
+# the training pages' raw HTML (one odd training page does not set it), from at least
+# ``MIN_CONTAINER_PAGES`` pages; chosen leaving one dataset out (docs/measurements.md).
+MIN_CONTAINER_PAGES = 3
+CONTAINER_SHARE_RANK = 2
+CONTAINER_SHARE_FACTOR = 0.8
 
 # A shortened rule keeps at least the block's step and its container's: where the block
 # sits, not only how it is styled (``p.para`` alone would take a sidebar's paragraphs of
@@ -289,10 +301,19 @@ class RuleExtraction:
     layout: int = 0  # which layout's rules (LayoutRules), whose check applies
     page_text: str = ""  # the whole page's visible text, spaces folded ("" when not read)
     prose: ProseCoverage = field(default_factory=ProseCoverage)  # the page's prose, taken
+    # words of the element all the rules' matches lie in (0: that is the page's body)
+    container_words: int = 0
 
     @property
     def chars(self) -> int:
         return len(self.text)
+
+    @property
+    def container_share(self) -> float:
+        """The share of their container's words the rules took (1 without a container)."""
+        if not self.container_words:
+            return 1.0
+        return min(1.0, len(self.text.split()) / self.container_words)
 
 
 class FastPathArticle:
@@ -434,6 +455,12 @@ class ExtractionRules:
         keep, pass_through = _kept_elements(matched)
         paragraphs = list(element_paragraphs(body, keep, pass_through | {body}))
         prose = prose_coverage(body, keep - pass_through)
+        container = _common_ancestor(matched)
+        container_words = (
+            len(container.text_content().split())
+            if container is not None and container.tag not in ("body", "html")
+            else 0
+        )
         link_chars = sum(
             len(" ".join(a.text_content().split()))
             for a in body.iter("a")
@@ -448,6 +475,7 @@ class ExtractionRules:
             link_chars,
             page_text=page_text,
             prose=prose,
+            container_words=container_words,
         )
 
     # -- checking ---------------------------------------------------------------------------
@@ -490,6 +518,7 @@ class ExtractionRules:
         page twice for nothing: :attr:`render_reason` says so and the crawl renders the
         layout's pages directly."""
         tried = held = 0
+        container_shares = []
         for page, from_dom in zip(pages, in_dom, strict=True):
             raw = page.get("raw_html")
             if not raw or from_dom is None or not from_dom.text:
@@ -498,8 +527,10 @@ class ExtractionRules:
             in_raw = self.extract(raw_document(raw))
             if self.check(in_raw).ok and _same_words(in_raw.text, from_dom.text):
                 held += 1
+                container_shares.append(in_raw.container_share)
         self.raw_html_ = {"pages": tried, "held": held}
         self.raw_parser_ = RAW_PARSER
+        self.check_["min_container_share"] = container_floor(container_shares)
 
     @property
     def render_reason(self) -> str:
@@ -539,6 +570,13 @@ class ExtractionRules:
         link_share = result.link_chars / max(result.chars, 1)
         if link_share > limits["max_link_share"]:
             return RuleCheck(False, f"{link_share:.0%} of the text is links (navigation?)")
+        floor = limits.get("min_container_share") or 0.0
+        if result.container_share < floor:
+            return RuleCheck(
+                False,
+                f"the rules took {result.container_share:.0%} of their container's words "
+                f"(the site's articles ≥ {floor:.0%}): part of the article missed",
+            )
         if limits["min_relevance"] and reference:
             relevance = lcs_relevance(result.text, reference)
             if relevance < limits["min_relevance"] and _page_echoes(result, reference, limits):
@@ -557,6 +595,14 @@ class ExtractionRules:
             "raw_html": getattr(self, "raw_html_", None),
             "render": self.render_reason or None,
         }
+
+
+def container_floor(shares: Sequence[float]) -> float:
+    """The least share of their container's words the rules may take on a page of this
+    layout, from the training pages' shares (0, no floor, from too few pages)."""
+    if len(shares) < MIN_CONTAINER_PAGES:
+        return 0.0
+    return round(CONTAINER_SHARE_FACTOR * sorted(shares)[CONTAINER_SHARE_RANK - 1], 3)
 
 
 def _page_echoes(result: RuleExtraction, reference: str, limits: Mapping[str, Any]) -> bool:
@@ -664,6 +710,30 @@ def _mostly_links(element: lxml.html.HtmlElement) -> bool:
     chars = visible_chars(element.text_content())
     links = sum(visible_chars(a.text_content()) for a in element.iter("a"))
     return chars > 0 and links > chars / 2
+
+
+def _common_ancestor(elements: set[lxml.html.HtmlElement]) -> lxml.html.HtmlElement | None:
+    """The deepest element holding all of ``elements`` (one of them, when it holds the
+    others). Each element walks up only until it meets an element walked before, so a
+    tree is walked once however deep it is."""
+    first = next(iter(elements), None)
+    if first is None:
+        return None
+    chain = [first, *first.iterancestors()]  # from ``first`` up to the root
+    meets_at = {element: height for height, element in enumerate(chain)}
+    highest = 0
+    for element in elements:
+        walked = []
+        for ancestor in itertools.chain((element,), element.iterancestors()):
+            if ancestor in meets_at:
+                height = meets_at[ancestor]
+                break
+            walked.append(ancestor)
+        else:  # another tree: cannot happen within one page
+            return None
+        meets_at.update(dict.fromkeys(walked, height))
+        highest = max(highest, height)
+    return chain[highest]
 
 
 def _kept_elements(
