@@ -375,3 +375,33 @@ def test_rules_that_miss_the_article_in_raw_html_decide_to_render() -> None:
     assert fitted.summary()["render"] == fitted.render_reason
     # Without raw HTML (an older crawl's pages) nothing is decided.
     assert ExtractionRules().fit([page_item(n) for n in range(4)], content).render_reason == ""
+
+
+def test_a_page_whose_rules_take_part_of_their_container_goes_to_the_browser() -> None:
+    """On the training pages the rules take all of ``div.article``'s words. A page whose
+    article goes on in a list no training page showed there leaves half the container to
+    the rules: a page they do not fit, sent to the browser. Without raw HTML on the
+    training pages (what the fast path reads) there is no floor."""
+    content = [(p, i) for p in range(4) for i in (2, 3, 4)]
+    served = [page_item(n) | {"raw_html": page_html(n)} for n in range(4)]
+    rules = ExtractionRules().fit(served, content)
+    floor = rules.check_["min_container_share"]
+    assert 0.5 < floor <= 1.0
+    items = "".join(
+        f"<li>Item {i}: the ferry to the island runs again from the old harbour wall, "
+        f"twice a day and three times on market days.</li>"
+        for i in range(4)
+    )
+    listed = page_html(9).replace(
+        "</div><div class='footer'>", f"<ul>{items}</ul></div><div class='footer'>"
+    )
+    result = rules.extract(listed)
+    assert "Paragraph 2 of story 9" in result.text and "Item 0" not in result.text
+    assert result.container_share < 0.5
+    verdict = rules.check(result)
+    assert not verdict.ok and "of their container's words" in verdict.reason
+    plain = rules.extract(page_html(9))
+    assert plain.container_share == 1.0 and rules.check(plain).ok
+    unserved = ExtractionRules().fit([page_item(n) for n in range(4)], content)
+    assert unserved.check_["min_container_share"] == 0.0
+    assert unserved.check(result).ok

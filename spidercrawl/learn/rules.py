@@ -110,12 +110,12 @@ RAW_HTML_HOLD_SHARE = 0.5
 # the element their matches share (``div.post-body``); a page where they take much less
 # of it holds article text of a kind no training page showed there (a list of items, a
 # second page of the story) and the rules miss it. Such a page is rendered as a page the
-# rules do not fit. The floor is a share of the ``CONTAINER_SHARE_RANK``-th lowest share on
-# the training pages' raw HTML (one odd training page does not set it), from at least
-# ``MIN_CONTAINER_PAGES`` pages; chosen leaving one dataset out (docs/measurements.md).
+# rules do not fit. The floor is ``CONTAINER_SHARE_FACTOR`` times the least share on the
+# training pages' raw HTML, from at least ``MIN_CONTAINER_PAGES`` pages; chosen leaving
+# one dataset out among 0.6-0.9 times the least or the second least share
+# (docs/measurements.md).
 MIN_CONTAINER_PAGES = 3
-CONTAINER_SHARE_RANK = 2
-CONTAINER_SHARE_FACTOR = 0.8
+CONTAINER_SHARE_FACTOR = 0.7
 
 # A shortened rule keeps at least the block's step and its container's: where the block
 # sits, not only how it is styled (``p.para`` alone would take a sidebar's paragraphs of
@@ -602,7 +602,7 @@ def container_floor(shares: Sequence[float]) -> float:
     layout, from the training pages' shares (0, no floor, from too few pages)."""
     if len(shares) < MIN_CONTAINER_PAGES:
         return 0.0
-    return round(CONTAINER_SHARE_FACTOR * sorted(shares)[CONTAINER_SHARE_RANK - 1], 3)
+    return round(CONTAINER_SHARE_FACTOR * min(shares), 3)
 
 
 def _page_echoes(result: RuleExtraction, reference: str, limits: Mapping[str, Any]) -> bool:
