@@ -441,11 +441,13 @@ class ExtractionRules:
         remove_invisible(root)
         body = body_of(root)
         matched: set[lxml.html.HtmlElement] = set()
+        ends: list[lxml.html.HtmlElement] = []  # each rule's first and last match
         rules_matched = 0
         for rule in self.rules_:
-            found = _matcher(rule)(root)
+            found = [e for e in _matcher(rule)(root) if isinstance(e, lxml.html.HtmlElement)]
             rules_matched += bool(found)
-            matched.update(e for e in found if isinstance(e, lxml.html.HtmlElement))
+            matched.update(found)
+            ends += found[:1] + found[-1:]
         page_text = " ".join(body.text_content().split())
         matched |= _short_gaps(matched)
         if not matched:
@@ -455,12 +457,7 @@ class ExtractionRules:
         keep, pass_through = _kept_elements(matched)
         paragraphs = list(element_paragraphs(body, keep, pass_through | {body}))
         prose = prose_coverage(body, keep - pass_through)
-        container = _common_ancestor(matched)
-        container_words = (
-            len(container.text_content().split())
-            if container is not None and container.tag not in ("body", "html")
-            else 0
-        )
+        container_words = self._container_words(ends)
         link_chars = sum(
             len(" ".join(a.text_content().split()))
             for a in body.iter("a")
@@ -477,6 +474,19 @@ class ExtractionRules:
             prose=prose,
             container_words=container_words,
         )
+
+    def _container_words(self, ends: Sequence[lxml.html.HtmlElement]) -> int:
+        """The words of the element all the rules' matches lie in (0 where that is the
+        page's body, or where this layout's training pages set no floor to check them
+        against). ``ends`` are each rule's first and last match: an XPath gives its matches
+        in document order, and the element holding those holds all between them."""
+        floor = getattr(self, "check_", {}).get("min_container_share")
+        if floor == 0.0:  # learned without one: nothing to measure
+            return 0
+        container = _common_ancestor(ends)
+        if container is None or container.tag in ("body", "html"):
+            return 0
+        return len(container.text_content().split())
 
     # -- checking ---------------------------------------------------------------------------
     def _fit_check(
@@ -712,7 +722,9 @@ def _mostly_links(element: lxml.html.HtmlElement) -> bool:
     return chars > 0 and links > chars / 2
 
 
-def _common_ancestor(elements: set[lxml.html.HtmlElement]) -> lxml.html.HtmlElement | None:
+def _common_ancestor(
+    elements: Sequence[lxml.html.HtmlElement],
+) -> lxml.html.HtmlElement | None:
     """The deepest element holding all of ``elements`` (one of them, when it holds the
     others). Each element walks up only until it meets an element walked before, so a
     tree is walked once however deep it is."""
