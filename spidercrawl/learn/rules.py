@@ -458,10 +458,10 @@ class ExtractionRules:
         paragraphs = list(element_paragraphs(body, keep, pass_through | {body}))
         prose = prose_coverage(body, keep - pass_through)
         container_words = self._container_words(ends)
-        link_chars = sum(
+        link_chars = sum(  # the article's links, fewer than the page's
             len(" ".join(a.text_content().split()))
-            for a in body.iter("a")
-            if a in keep and not any(parent in keep for parent in a.iterancestors("a"))
+            for a in keep
+            if a.tag == "a" and not any(parent in keep for parent in a.iterancestors("a"))
         )
         return RuleExtraction(
             paragraphs_text(paragraphs),
