@@ -40,6 +40,7 @@ from spidercrawl.evaluate.runner import (
 )
 from spidercrawl.evaluate.site_methods import (
     TRAIN_TEST_METHODS,
+    UNSEEN_BLOCKS,
     SiteJob,
     choose_unseen_bonus,
     cross_site_fold_models,
@@ -331,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
             records.extend(method_records)
             extra.update(outcome)
             logger.info("%s done in %.1f s", method, time.monotonic() - method_started)
+            continue
+        if method == UNSEEN_BLOCKS:  # scored on the way by unseen, never alone
+            if "unseen" not in args.methods:
+                skipped[method] = "scored by unseen: add unseen to --methods"
+                logger.warning("Skipping %s: %s", method, skipped[method])
             continue
         try:
             check_page_method(method)
