@@ -42,10 +42,13 @@ def test_a_site_of_two_templates_is_learned_once_with_two_layouts(two_crawls) ->
     assert first.returncode == 0 and again.returncode == 0, first.log[-3000:]
     logs = first.log + again.log
     assert logs.count("learned a model from") == 1
-    assert "2 layouts of 5, 5 pages" in logs
+    # The first 10 pages to arrive, half of each template as a rule: 6 and 4 when the
+    # browser finishes them in another order.
+    split = re.search(r"learned a model from 10 pages .*, 2 layouts of (\d+), (\d+) pages", logs)
+    assert split is not None and int(split[1]) + int(split[2]) == 10 and int(split[2]) >= 3
     assert "no longer fits the site" not in logs  # no drift, no relearning loop
     meta = json.loads((root / "models" / SITE / "model.json").read_text("utf-8"))
-    assert [layout["pages"] for layout in meta["layouts"]] == [5, 5]
+    assert [layout["pages"] for layout in meta["layouts"]] == [int(split[1]), int(split[2])]
     assert not (root / "models" / SITE / "versions").exists()
 
 
