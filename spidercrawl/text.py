@@ -67,8 +67,9 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 
 # An HTML tag in a fragment of markup (a block's or a paragraph's own HTML): what is left
-# out to read its text.
-MARKUP_TAG = re.compile(r"<[^>]+>")
+# out to read its text. It ends at ``<`` as well as ``>``, so that markup of tags never
+# closed is read once, not again from every ``<``.
+MARKUP_TAG = re.compile(r"<[^<>]+>")
 
 
 def folded(text: str) -> str:

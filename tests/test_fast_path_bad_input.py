@@ -1,8 +1,10 @@
 """Bad pages on the fast path: bounded, sent to the browser with a reason, never lost.
 
-A copy of the demo gets four more article pages: 10 MB of HTML, 50,000 elements, markup cut
-off in the middle of a tag, and a page that declares UTF-8 but is sent in windows-1252. The
-site is learned from a crawl of the demo; the crawl of the copy takes the fast path.
+A copy of the demo gets five more article pages: 10 MB of HTML, 50,000 elements, markup cut
+off in the middle of a tag, a page that declares UTF-8 but is sent in windows-1252, and a
+million tags never closed (``<a<a<a...``: the depth guard once read such a page to its end
+from every ``<``, for minutes). The site is learned from a crawl of the demo; the crawl of
+the copy takes the fast path.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ BAD_PAGES = {
     "901": f"{BASE}02/a-page-of-fifty-thousand-elements/",
     "902": f"{BASE}03/a-page-whose-markup-is-cut-off/",
     "903": f"{BASE}04/a-page-whose-charset-lies-about-itself/",
+    "904": f"{BASE}05/a-page-of-a-million-tags-never-closed/",
 }
 LIE = "Café crème at the naïve façade: the jetty\u2019s reopening."
 
@@ -35,11 +38,13 @@ def _bad_pages(template: str) -> dict[str, bytes]:
     )
     cut = template[: template.index("</article>") - 40] + '<p class="unfinished'
     lie = template[:first_paragraph] + f"<p>{LIE}</p>" + template[first_paragraph:]
+    unclosed = template + "<a" * 1_000_000  # 2 MB, and no ">" after them
     return {
         "900": big.encode("utf-8"),
         "901": many.encode("utf-8"),
         "902": cut.encode("utf-8"),
         "903": lie.encode("cp1252"),  # while its <meta charset> says utf-8
+        "904": unclosed.encode("utf-8"),
     }
 
 
@@ -73,7 +78,7 @@ def test_each_bad_page_is_bounded_and_rendered_with_its_reason(bad_crawl) -> Non
     assert f"rendering {many} instead (more than 25000 elements (FAST_PATH_MAX_ELEMENTS))" in log
     methods = {item["url"]: item["method"] for item in fast.items}
     assert methods[big] != "rules" and methods[many] != "rules"  # the browser had them
-    assert len(fast.items) == 34  # the demo's 30 and the 4 bad pages: none lost
+    assert len(fast.items) == 35  # the demo's 30 and the 5 bad pages: none lost
 
 
 def test_a_lying_charset_is_read_by_its_bytes(bad_crawl) -> None:
@@ -87,5 +92,12 @@ def test_a_lying_charset_is_read_by_its_bytes(bad_crawl) -> None:
 def test_cut_off_markup_still_gives_its_article(bad_crawl) -> None:
     _, fast, base_url = bad_crawl
     url = _local(BAD_PAGES["902"], base_url)
+    article = next(item for item in fast.items if item["url"] == url)
+    assert article["word_count"] > 50
+
+
+def test_a_page_of_tags_never_closed_gives_its_article(bad_crawl) -> None:
+    _, fast, base_url = bad_crawl
+    url = _local(BAD_PAGES["904"], base_url)
     article = next(item for item in fast.items if item["url"] == url)
     assert article["word_count"] > 50
