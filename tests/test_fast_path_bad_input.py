@@ -2,8 +2,8 @@
 
 A copy of the demo gets five more article pages: 10 MB of HTML, 50,000 elements, markup cut
 off in the middle of a tag, a page that declares UTF-8 but is sent in windows-1252, and a
-million tags never closed (``<a<a<a...``: the depth guard once read such a page to its end
-from every ``<``, for minutes). The site is learned from a crawl of the demo; the crawl of
+million tags never closed (``<a<a<a...``, which a tag pattern must not read to the end
+from every ``<``). The site is learned from a crawl of the demo; the crawl of
 the copy takes the fast path.
 """
 

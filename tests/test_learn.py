@@ -492,7 +492,7 @@ def test_ziyan_npr_model_extracts_the_story() -> None:
 def test_link_counts_of_a_block_without_them_are_read_from_its_markup_in_one_pass() -> None:
     """Data without the capture's link counts (older page items) gets them from the
     block's markup; markup of links opened and never closed is read once, not again from
-    every ``<a`` (a block of 200,000 of them once took minutes)."""
+    every ``<a``."""
     text = "The harbour reopened today after the storm, said the council."
 
     def block(html: str) -> dict:

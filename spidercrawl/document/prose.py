@@ -2,7 +2,7 @@
 
 The fast path's rules cut a page's article from its raw HTML; whether they cut the right
 thing needs a second reading of the page that does not come from the rules. Text density
-is one (a parse, a measure of every element: about 3 ms a page). This is a cheaper one,
+is one (a second parse and a measure of every element). This is a cheaper one,
 made on the tree the rules already parsed: the ``<p>`` elements that hold a sentence or
 more and are not mostly links, and the text an element sets apart with ``<br>`` (posts
 written without paragraphs); readers' comments are left out unless the article took them

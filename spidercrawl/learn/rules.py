@@ -726,25 +726,18 @@ def _common_ancestor(
     elements: Sequence[lxml.html.HtmlElement],
 ) -> lxml.html.HtmlElement | None:
     """The deepest element holding all of ``elements`` (one of them, when it holds the
-    others). Each element walks up only until it meets an element walked before, so a
-    tree is walked once however deep it is."""
-    first = next(iter(elements), None)
-    if first is None:
+    others), None without elements. Each walks up only until it meets the first one's
+    ancestry; the fast path passes a few (each rule's first and last match)."""
+    if not elements:
         return None
-    chain = [first, *first.iterancestors()]  # from ``first`` up to the root
-    meets_at = {element: height for height, element in enumerate(chain)}
+    chain = [elements[0], *elements[0].iterancestors()]  # from the first up to the root
+    height_of = {element: height for height, element in enumerate(chain)}
     highest = 0
-    for element in elements:
-        walked = []
+    for element in elements[1:]:
         for ancestor in itertools.chain((element,), element.iterancestors()):
-            if ancestor in meets_at:
-                height = meets_at[ancestor]
+            if ancestor in height_of:
+                highest = max(highest, height_of[ancestor])
                 break
-            walked.append(ancestor)
-        else:  # another tree: cannot happen within one page
-            return None
-        meets_at.update(dict.fromkeys(walked, height))
-        highest = max(highest, height)
     return chain[highest]
 
 
