@@ -461,3 +461,32 @@ def test_collapses_are_pages_far_under_the_best_peer() -> None:
     assert row["share"] == pytest.approx(2 / 3, abs=1e-4)
     assert "| d | 66.7% (2 of 3) |" in collapse_table(shares)
     assert collapses([PageRecord("d", "s", "1", "unseen", f1=0.2)]) == {}
+
+
+def test_learned_extracts_what_it_has_no_model_for_as_unseen_did_held_out() -> None:
+    """``unseen`` runs first; the pages ``learned`` and ``rules`` extract as a site never
+    seen then get unseen's setting for the site's dataset (its held-out cross-site model,
+    the blocks' constants, the consensus's bonus and agreement), not the shipped constants,
+    which were chosen with every dataset."""
+    from spidercrawl.evaluate.__main__ import _never_seen_settings, _unseen_first
+    from spidercrawl.evaluate.site_methods import SiteJob, _chain
+    from spidercrawl.extract.unseen import DEFAULT_CROSS_SITE_MODEL
+
+    assert _unseen_first(["learned", "rules", "unseen", "cetd"]) == [
+        "unseen", "learned", "rules", "cetd"
+    ]  # fmt: skip
+    settings = {
+        "d/site": ("d", str(DEFAULT_CROSS_SITE_MODEL), (0.15, 0.25, 0.35)),
+        "e/other": ("e", None, None),
+    }
+    chosen = {"d": {"own_bonus": 0.3, "density_agreement": None}}
+    never_seen = _never_seen_settings(settings, chosen)
+    assert list(never_seen) == ["d/site"]  # a dataset without a choice keeps the shipped
+    job = SiteJob("learned", "d", "site", "/nowhere", {}, [])
+    shipped = _chain(job).consensus
+    job.extract_never_seen_as(never_seen["d/site"])
+    consensus = _chain(job).consensus
+    assert (consensus.own_bonus, consensus.density_agreement) == (0.3, None)
+    assert (shipped.own_bonus, shipped.density_agreement) != (0.3, None)
+    unseen = consensus.unseen
+    assert (unseen.density_bonus, unseen.tolerance, unseen.relevance_bonus) == (0.15, 0.25, 0.35)

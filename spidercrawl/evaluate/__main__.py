@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from spidercrawl import settings as crawl_settings
@@ -41,6 +42,7 @@ from spidercrawl.evaluate.runner import (
 from spidercrawl.evaluate.site_methods import (
     TRAIN_TEST_METHODS,
     UNSEEN_BLOCKS,
+    NeverSeenSetting,
     SiteJob,
     choose_unseen_bonus,
     cross_site_fold_models,
@@ -166,10 +168,13 @@ def run_site_method(
     args: argparse.Namespace,
     fold_models: dict[str, str | None],
     conventions: dict[str, HeadlineConvention],
+    never_seen: Mapping[str, NeverSeenSetting] | None = None,
 ) -> dict[str, object]:
     """Crawl the sites (cached), then evaluate ``method`` on them, sites in parallel.
     ``fold_models`` and ``conventions`` (the headline choice per dataset) are filled by the
-    first site method of the run and shared by the others."""
+    first site method of the run and shared by the others. ``never_seen`` (site key ->
+    unseen's held-out setting) is how learned and rules extract what they extract as a
+    site never seen."""
     cache = args.crawl_cache or args.out / "crawl"
     crawl_snapshots(
         [(site.snapshot, cache / site.dataset / f"{site.snapshot.host}.jsonl") for site in sites]
@@ -224,6 +229,9 @@ def run_site_method(
                 job.model_dir = fold_models.get(job.site_key)
             if protocol:
                 block_constants = choose_for_jobs(jobs, trained, pool)
+    for job in jobs:
+        if never_seen and job.site_key in never_seen:
+            job.extract_never_seen_as(never_seen[job.site_key])
     # The timed extraction in fresh workers: those that trained and scored above hold
     # every model and setting they loaded.
     with worker_pool(args.jobs) as pool:
@@ -234,6 +242,9 @@ def run_site_method(
     result["headline"] = {dataset: c.summary() for dataset, c in sorted(conventions.items())}
     if method == "unseen":
         result["block_constants"] = constants_summary(block_constants)
+        result["settings"] = {
+            job.site_key: (job.dataset, job.model_dir, job.block_constants) for job in jobs
+        }
         result["peer_timings"] = [t for o in outcomes for t in o.peer_timings]
     if method == "learned":
         result["learning_curve"] = merge_curves(outcomes)
@@ -272,6 +283,40 @@ def _model_note(args: argparse.Namespace) -> str:
     return "a cross-site model per held-out dataset (one dataset: per fold of sites)"
 
 
+def _unseen_first(methods: list[str]) -> list[str]:
+    """The methods in the order given, but ``unseen`` first: its held-out choice is how
+    ``learned`` and ``rules`` then extract what they extract as a site never seen."""
+    return sorted(methods, key=lambda method: method != "unseen")
+
+
+def _never_seen_settings(
+    settings: Mapping[str, tuple[str, str | None, tuple[float, float, float] | None]],
+    choice: Mapping[str, Mapping[str, object]],
+) -> dict[str, NeverSeenSetting]:
+    """Per site, unseen's held-out model and constants (blocks' and consensus's)."""
+    found = {}
+    for site_key, (dataset, model_dir, block_constants) in settings.items():
+        chosen = choice.get(dataset)
+        if chosen is None:
+            continue
+        consensus = (float(chosen["own_bonus"]), chosen["density_agreement"])  # type: ignore[arg-type]
+        found[site_key] = NeverSeenSetting(model_dir, block_constants, consensus)
+    return found
+
+
+def _log_never_seen_setting(method: str, never_seen: Mapping[str, NeverSeenSetting]) -> None:
+    if never_seen:
+        logger.info(
+            "%s: pages without a site model extracted as unseen extracted them (its "
+            "setting chosen without their dataset)", method,
+        )  # fmt: skip
+    else:
+        logger.info(
+            "%s: pages without a site model extracted with the shipped never-seen constants "
+            "(add unseen to --methods, over two datasets or more, for held-out ones)", method,
+        )  # fmt: skip
+
+
 def _log_unseen_protocol(grid: dict, choice: dict) -> None:
     """Every setting of the consensus tried, and the one each dataset got from the others."""
     for setting, by_dataset in grid.items():
@@ -303,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     records: list[PageRecord] = []
     extra: dict[str, object] = {}
     started = time.monotonic()
-    for method in args.methods:
+    never_seen: dict[str, NeverSeenSetting] = {}  # site key -> unseen's held-out setting
+    for method in _unseen_first(args.methods):
         if method in SITE_METHODS:
             try:
                 check_site_method(method, args.models)
@@ -312,7 +358,11 @@ def main(argv: list[str] | None = None) -> int:
                 logger.warning("Skipping %s: %s", method, error)
                 continue
             method_started = time.monotonic()
-            outcome = run_site_method(method, sites, args, fold_models, conventions)
+            if method in TRAIN_TEST_METHODS:
+                _log_never_seen_setting(method, never_seen)
+            outcome = run_site_method(
+                method, sites, args, fold_models, conventions, never_seen=never_seen
+            )
             method_records = outcome.pop("records")
             if method == "unseen":  # the consensus's constant, chosen without the dataset
                 grid = unseen_grid(method_records)
@@ -326,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 }
                 _log_unseen_protocol(grid, choice)
+                never_seen.update(_never_seen_settings(outcome.pop("settings"), choice))
                 extra["unseen_beside_peers"] = report.paired_speed(
                     method_records, outcome.pop("peer_timings")
                 )

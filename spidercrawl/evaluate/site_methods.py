@@ -78,6 +78,19 @@ DEFAULT_FOLDS = 4
 SEED = 20261123
 
 
+@dataclass(frozen=True)
+class NeverSeenSetting:
+    """How ``unseen`` extracted a site, chosen without the site's dataset: its held-out
+    cross-site model, the blocks' extractor's constants and the consensus's. ``learned`` and
+    ``rules`` extract the pages they have no site model for (and their cross-site
+    fallbacks) the same way, so that no figure of theirs rests on constants chosen with the
+    pages it scores."""
+
+    model_dir: str | None
+    block_constants: tuple[float, float, float] | None
+    consensus_constants: tuple[float, float | None]
+
+
 @dataclass
 class SiteJob:
     """One site to evaluate with one site method."""
@@ -98,6 +111,9 @@ class SiteJob:
     # unseen: the blocks' extractor's density bonus, tolerance and relevance bonus (None:
     # the shipped ones), as leave one dataset out chose them (:mod:`.unseen_constants`)
     block_constants: tuple[float, float, float] | None = None
+    # the consensus's own bonus and density agreement (None: the shipped ones); learned and
+    # rules take unseen's held-out choice for the pages they extract as a site never seen
+    consensus_constants: tuple[float, float | None] | None = None
     # unseen's protocol: the held-out cross-site model per SVM C of its grid
     models_by_c: dict[float, str] | None = None
     # our article items' text starts with the headline, as the crawl's default
@@ -109,6 +125,11 @@ class SiteJob:
     @property
     def site_key(self) -> str:
         return f"{self.dataset}/{self.site}"
+
+    def extract_never_seen_as(self, setting: NeverSeenSetting) -> None:
+        """Extract what this job extracts as a site never seen as ``setting`` says."""
+        self.model_dir, self.block_constants = setting.model_dir, setting.block_constants
+        self.consensus_constants = setting.consensus_constants
 
 
 # The consensus's peers by their evaluation method names.
@@ -387,14 +408,20 @@ def unseen_variant(bonus: float, agreement: float | None = None) -> str:
     return f"unseen@{bonus:g}" + ("" if agreement is None else f"~{agreement:g}")
 
 
-_consensus_extractors: dict[ExtractorKey, ConsensusExtractor | None] = {}
+ConsensusKey = tuple[ExtractorKey, tuple[float, float | None] | None]
+_consensus_extractors: dict[ConsensusKey, ConsensusExtractor | None] = {}
 
 
 def _consensus(job: SiteJob) -> ConsensusExtractor | None:
-    key = _extractor_key(job)
+    key = _extractor_key(job), job.consensus_constants
     if key not in _consensus_extractors:
         unseen = _unseen_extractor(job)
-        consensus = ConsensusExtractor(unseen) if unseen else None
+        consensus = None
+        if unseen is not None and job.consensus_constants is not None:
+            own_bonus, agreement = job.consensus_constants
+            consensus = ConsensusExtractor(unseen, own_bonus=own_bonus, density_agreement=agreement)
+        elif unseen is not None:
+            consensus = ConsensusExtractor(unseen)
         if consensus is not None:
             _warm_up(consensus, job)
         _consensus_extractors[key] = consensus
