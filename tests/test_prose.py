@@ -116,7 +116,7 @@ def test_a_page_nested_deeper_than_a_browser_builds_is_read_whole() -> None:
 
     line = "the council met on Tuesday and agreed that the repairs would begin soon"
     html = "<html><body>" + f"<div>{line}<br>in spring " * 600 + "</div>" * 600 + "</body></html>"
-    root = parse_raw_html(html)  # flattened at the browser's depth, every word kept
+    root = parse_raw_html(html)  # deeper than a browser builds: every word kept
     remove_invisible(root)
     coverage = prose_coverage(body_of(root), set())
     assert coverage.page_words == 600 * (len(line.split()) + 2)

@@ -29,6 +29,9 @@ from w3lib.encoding import html_to_unicode
 logger = logging.getLogger(__name__)
 
 MAX_DEPTH = 512  # Chromium's own limit on DOM depth; deeper start tags are flattened
+# Markup of at most this many tags builds in lexbor quickly however it nests, so its depth
+# is only counted (in Python, a pass over every tag) above it (docs/measurements.md).
+LEXBOR_QUICK_TAGS = 10_000
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _VOID_TAGS = frozenset(
     [
@@ -127,7 +130,8 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     if not text.strip():
         raise UnusableDocumentError("empty document")
     text = close_runaway_title(text)
-    if deeper_than(text, MAX_DEPTH):  # lexbor's time grows with the square of the depth
+    # lexbor's time grows with the square of the depth: deep markup is flattened first
+    if text.count("<") > LEXBOR_QUICK_TAGS and deeper_than(text, MAX_DEPTH):
         logger.info("Raw HTML nested deeper than %d: flattened before tree building", MAX_DEPTH)
         text = _flattened(text)
     try:  # scripts on, as in our Chromium: a <noscript> holds text, not markup
