@@ -7,6 +7,8 @@ import pytest
 
 from spidercrawl.document.density import DensityExtractor, shows_text
 from spidercrawl.document.html import (
+    LEXBOR_QUICK_TAGS,
+    MAX_DEPTH,
     UnusableDocumentError,
     close_runaway_title,
     parse_html,
@@ -162,3 +164,13 @@ def test_a_title_never_closed_is_closed_where_its_first_tag_begins(browser_page)
         assert close_runaway_title(unchanged) is unchanged
     assert not shows_text("<html><head><title>Empty</title></head><body> </body></html>")
     assert not shows_text("<script>document.write('x')</script>")
+
+
+def test_deep_markup_of_few_tags_goes_to_lexbor_uncounted_and_keeps_its_text() -> None:
+    """Markup of at most ``LEXBOR_QUICK_TAGS`` tags skips the depth count; nested 9,000
+    deep it still becomes a tree no deeper than a browser's, its text kept."""
+    html = "<html><body>" + "<div>" * 9000 + "deep text" + "</body></html>"
+    assert html.count("<") <= LEXBOR_QUICK_TAGS
+    root = parse_raw_html(html)
+    (text,) = root.xpath("//text()[contains(., 'deep text')]")
+    assert len(list(text.getparent().iterancestors())) < MAX_DEPTH
