@@ -174,3 +174,23 @@ def test_deep_markup_of_few_tags_goes_to_lexbor_uncounted_and_keeps_its_text() -
     root = parse_raw_html(html)
     (text,) = root.xpath("//text()[contains(., 'deep text')]")
     assert len(list(text.getparent().iterancestors())) < MAX_DEPTH
+
+
+def test_scripts_styles_and_svg_are_left_out_of_the_raw_tree_but_json_ld_stays() -> None:
+    """What no reader of the raw tree looks at is removed before libxml2 reads it again;
+    JSON-LD (the article's metadata) stays, and nested SVG and templates (inner ones
+    removed before their ancestors) leave the page's text whole."""
+    from spidercrawl.capture.static import static_capture
+
+    nested = "<svg><svg><script>var a;</script><style>p{}</style></svg></svg>" * 50
+    markup = (
+        "<html><head><script>track()</script><style>body{}</style>"
+        '<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Floods"}'
+        "</script></head><body><template><svg><script>x()</script></svg></template>"
+        f"<p>The river rose in the night.</p>{nested}<p>By morning it had fallen.</p>"
+        "</body></html>"
+    )
+    root = parse_raw_html(markup)
+    assert not root.xpath("//style | //svg | //template | //script[not(@type)]")
+    assert root.xpath("//p/text()") == ["The river rose in the night.", "By morning it had fallen."]
+    assert static_capture(root, "http://127.0.0.1/floods")["jsonld_types"] == ["NewsArticle"]

@@ -135,11 +135,30 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
         logger.info("Raw HTML nested deeper than %d: flattened before tree building", MAX_DEPTH)
         text = _flattened(text)
     try:  # scripts on, as in our Chromium: a <noscript> holds text, not markup
-        as_browser = LexborHTMLParser(text, scripting=True).html or text
+        tree = LexborHTMLParser(text, scripting=True)
+        _drop_unread_markup(tree)
+        as_browser = tree.html or text
     except Exception as error:  # lexbor refusing some input: libxml2's tree still serves
         logger.info("HTML5 tree building failed (%s); the raw HTML is parsed as it is", error)
         as_browser = text
     return parse_html(as_browser)
+
+
+# What no reader of a raw page's tree looks at (``remove_invisible`` drops it first), removed
+# before lexbor writes the tree out so that libxml2 does not read it again: on today's pages
+# scripts and inline SVG are a large share of the markup. JSON-LD scripts carry the
+# article's metadata and stay.
+_UNREAD = "script, style, svg, template"
+
+
+def _drop_unread_markup(tree: LexborHTMLParser) -> None:
+    """Remove scripts (not JSON-LD), styles, inline SVG and templates from ``tree``,
+    last first: an element inside another goes before it, so no node is touched after an
+    ancestor freed it."""
+    for node in reversed(tree.css(_UNREAD)):
+        if node.tag == "script" and "ld+json" in (node.attributes.get("type") or "").lower():
+            continue
+        node.decompose()
 
 
 class _DepthCappedBuilder(html.parser.HTMLParser):
