@@ -307,8 +307,8 @@ def _never_seen_settings(
 def _log_never_seen_setting(method: str, never_seen: Mapping[str, NeverSeenSetting]) -> None:
     if never_seen:
         logger.info(
-            "%s: pages without a site model extracted as unseen extracted them (its "
-            "setting chosen without their dataset)", method,
+            "%s: pages without a site model extracted as unseen extracted them (with the "
+            "model and constants it had for their dataset)", method,
         )  # fmt: skip
     else:
         logger.info(
