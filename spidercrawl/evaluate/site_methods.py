@@ -417,12 +417,9 @@ def _consensus(job: SiteJob) -> ConsensusExtractor | None:
     if key not in _consensus_extractors:
         unseen = _unseen_extractor(job)
         consensus = None
-        if unseen is not None and job.consensus_constants is not None:
-            own_bonus, agreement = job.consensus_constants
-            consensus = ConsensusExtractor(unseen, own_bonus=own_bonus, density_agreement=agreement)
-        elif unseen is not None:
-            consensus = ConsensusExtractor(unseen)
-        if consensus is not None:
+        if unseen is not None:
+            bonus, agreement = job.consensus_constants or (OWN_BONUS, DENSITY_AGREEMENT)
+            consensus = ConsensusExtractor(unseen, own_bonus=bonus, density_agreement=agreement)
             _warm_up(consensus, job)
         _consensus_extractors[key] = consensus
     return _consensus_extractors[key]
