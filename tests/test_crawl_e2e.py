@@ -45,7 +45,8 @@ def test_every_demo_article_is_rendered_once(demo_crawl) -> None:
 
 
 def test_the_browser_context_is_made_anew_every_so_many_pages(demo_crawl) -> None:
-    """30 pages at 7 a context: 5 contexts, each closed before the next (one at a time)."""
+    """30 pages at 7 a context: 5 contexts, a new one opened while the old one's last
+    pages finish; never more than RENDER_CONCURRENCY pages open across them."""
     result, _ = demo_crawl
     assert "'playwright/context_count': 5," in result.log
     assert "'playwright/page_count': 30," in result.log

@@ -19,6 +19,13 @@ Settings (defaults in ``spidercrawl/settings.py``):
     is bounded over a long crawl of many sites.
 ``RENDER_TIMEOUT``
     Seconds a navigation may take before the page fails with a timeout.
+``RENDER_GRACE``
+    Seconds a whole render may take beyond ``RENDER_TIMEOUT`` (load, capture, closing)
+    before it fails and the page is read from its raw HTML.
+``RENDER_CLOSE_TIMEOUT``
+    Seconds closing a page, a context, the browser or the driver may take.
+``RENDER_SLOW_LOG``
+    Seconds after which a render still in flight is logged with what it waits for.
 ``RENDER_BLOCK_RESOURCES``
     Abort requests for the resource types in ``RENDER_BLOCKED_RESOURCE_TYPES`` (images,
     media, fonts by default): they do not change the text and cost most of the bytes.
@@ -42,6 +49,8 @@ import inspect
 import logging
 import os
 import shutil
+import time
+from asyncio import FIRST_COMPLETED
 from collections.abc import Iterable
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -50,8 +59,16 @@ from weakref import WeakKeyDictionary
 from playwright.async_api import Browser, BrowserContext
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
-from scrapy_playwright.handler import DEFAULT_CONTEXT_NAME, ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.provider import PlaywrightBrowserProvider
+
+from spidercrawl.capture.render_watch import (
+    STAGE_CLOSING,
+    STAGE_NAVIGATION,
+    STAGE_SCRIPTS,
+    RenderWatch,
+    close_quietly,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -61,13 +78,29 @@ DEFAULT_BROWSER_PATH = "/usr/bin/chromium"
 IMAGES_OFF = "--blink-settings=imagesEnabled=false"  # Chromium fetches no image at all
 
 
+class RenderTimeoutError(Exception):
+    """A render that did not end within its bound (``RENDER_TIMEOUT`` plus
+    ``RENDER_GRACE``): the page is then read from its raw HTML, as a failed render is."""
+
+
 class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
-    """scrapy-playwright's handler, one instance per crawl for every scheme.
+    """scrapy-playwright's handler, one instance per crawl for every scheme, with every
+    wait on the browser bounded.
 
     Scrapy builds a download handler per scheme, and each scrapy-playwright handler launches
     a browser of its own: a run over http and https sites (local copies beside live sites,
     or a distributed worker, which cannot know its sites' schemes in advance) would run two
     Chromiums. Here the second scheme gets the first one's handler, closed once.
+
+    Bounds (see :mod:`spidercrawl.capture.render_watch` for the record behind the logs):
+
+    - a whole render (new page, navigation, load, capture, content, close) ends within
+      ``RENDER_TIMEOUT + RENDER_GRACE`` seconds or fails with :class:`RenderTimeoutError`, its
+      page closed; a page's script that never yields cannot hold a crawl;
+    - the browser context is renewed by generations: after ``RENDER_PAGES_PER_CONTEXT``
+      pages new pages open in a new context at once, and the old one is closed when its
+      last page is done, or after a render's bound at most. No page waits for another;
+    - closing pages, contexts, the browser and the driver at the end is bounded too.
     """
 
     _by_crawler: ClassVar[WeakKeyDictionary[Crawler, OneBrowserHandler]] = WeakKeyDictionary()
@@ -75,10 +108,17 @@ class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        self.pages_per_context = max(0, crawler.settings.getint("RENDER_PAGES_PER_CONTEXT"))
-        self.pages_made: dict[str, int] = {}
-        self.creating = 0  # pages asked for and not yet open (not in context.pages yet)
-        self.rotation_lock = asyncio.Lock()
+        settings = crawler.settings
+        self.pages_per_context = max(0, settings.getint("RENDER_PAGES_PER_CONTEXT"))
+        self.render_bound = settings.getfloat("RENDER_TIMEOUT") + settings.getfloat("RENDER_GRACE")
+        self.close_timeout = max(1.0, settings.getfloat("RENDER_CLOSE_TIMEOUT"))
+        self.generation = 0
+        self.pages_in_generation = 0
+        self.creating: dict[str, int] = {}  # context name -> pages asked for, not yet open
+        self.retiring: set[asyncio.Task] = set()
+        self.watch = RenderWatch(slow_after=max(1.0, settings.getfloat("RENDER_SLOW_LOG")))
+        self.watch_task: asyncio.Task | None = None
+        self.page_places = asyncio.Semaphore(max(1, settings.getint("RENDER_CONCURRENCY")))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> OneBrowserHandler:
@@ -86,33 +126,156 @@ class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
             cls._by_crawler[crawler] = cls(crawler)
         return cls._by_crawler[crawler]
 
-    async def _create_page(self, request: Any, spider: Any) -> Any:
-        """A new page; after ``RENDER_PAGES_PER_CONTEXT`` pages in a context, the context is
-        closed first (once its open pages are done) and made anew, so that what a context
-        keeps (cookies, caches, the driver's records of its pages) stays bounded over a
-        long crawl (docs/measurements.md has the memory over 2,000 pages)."""
-        name = request.meta.setdefault("playwright_context", DEFAULT_CONTEXT_NAME)
-        if self.pages_per_context and self.pages_made.get(name, 0) >= self.pages_per_context:
-            async with self.rotation_lock:
-                if self.pages_made.get(name, 0) >= self.pages_per_context:  # not done meanwhile
-                    await self._close_when_idle(name)
-                    self.pages_made[name] = 0
-        self.pages_made[name] = self.pages_made.get(name, 0) + 1
-        self.creating += 1
-        try:
-            return await super()._create_page(request, spider)
-        finally:
-            self.creating -= 1
+    @property
+    def context_name(self) -> str:
+        return f"render-{self.generation}"
 
-    async def _close_when_idle(self, name: str) -> None:
-        wrapper = self.context_wrappers.get(name)
+    async def _download_request(self, request: Any, spider: Any = None) -> Any:
+        """The render, within its bound: past it, or when the crawl is closing, the page is
+        closed and the request fails with :class:`RenderTimeoutError` (the spider then
+        reads the page's raw HTML)."""
+        if self.watch_task is None:
+            self.watch_task = asyncio.ensure_future(self._watch())
+        # A place among RENDER_CONCURRENCY pages, across context generations; the wait is
+        # bounded by the renders holding the places, each within its own bound.
+        async with self.page_places:
+            return await self._bounded_render(request, spider)
+
+    async def _bounded_render(self, request: Any, spider: Any) -> Any:
+        flight = self.watch.start(id(request), request.url)
+        render = asyncio.ensure_future(super()._download_request(request, spider))
+        stopped = asyncio.ensure_future(flight.stopped.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {render, stopped}, timeout=self.render_bound, return_when=FIRST_COMPLETED
+            )
+            if render in done:
+                return render.result()
+            why = (
+                "the crawl is closing"
+                if stopped in done
+                else f"no render within {self.render_bound:.0f} s"
+            )
+            self.stats.inc_value("spidercrawl/render/timed_out")
+            logger.warning("Rendering %s stopped (%s), waiting for %s", request.url, why,
+                           flight.stage)  # fmt: skip
+            raise RenderTimeoutError(f"{why} (waiting for {flight.stage})")
+        finally:
+            stopped.cancel()
+            if not render.done():
+                render.cancel()  # scrapy-playwright closes no page it was cancelled in
+                if flight.page is not None:
+                    await close_quietly(flight.page, self.close_timeout)
+            self.watch.end(id(request))
+
+    async def _create_page(self, request: Any, spider: Any) -> Any:
+        """A new page in the current context generation (see the class doc)."""
+        if self.pages_per_context and self.pages_in_generation >= self.pages_per_context:
+            self._renew_context()
+        self.pages_in_generation += 1
+        name = self.context_name
+        request.meta["playwright_context"] = name
+        flight = self.watch.flights.get(id(request))
+        self.creating[name] = self.creating.get(name, 0) + 1
+        try:
+            page = await super()._create_page(request, spider)
+        finally:
+            self.creating[name] -= 1
+        if flight is not None:
+            flight.page = page
+            flight.stage = STAGE_NAVIGATION
+            page.once("domcontentloaded", lambda *_: setattr(flight, "stage", STAGE_SCRIPTS))
+            page.once("close", lambda *_: setattr(flight, "stage", STAGE_CLOSING))
+        return page
+
+    def _renew_context(self) -> None:
+        old = self.context_name
+        made = self.pages_in_generation
+        self.generation += 1
+        self.pages_in_generation = 0
+        task = asyncio.ensure_future(self._retire(old, made))
+        self.retiring.add(task)
+        task.add_done_callback(self.retiring.discard)
+
+    async def _retire(self, name: str, made: int) -> None:
+        """Close an old context once its pages are done, or after a render's bound: every
+        render that opened a page in it has ended by then, one way or the other."""
+        deadline = time.monotonic() + self.render_bound + self.close_timeout
+        while time.monotonic() < deadline:
+            wrapper = self.context_wrappers.get(name)
+            if not self.creating.get(name) and (wrapper is None or not wrapper.context.pages):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            logger.warning(
+                "Browser context %r still had pages after %.0f s: closed all the same",
+                name, self.render_bound + self.close_timeout,
+            )  # fmt: skip
+        self.creating.pop(name, None)
+        wrapper = self.context_wrappers.pop(name, None)
         if wrapper is None:
             return
-        while self.creating or wrapper.context.pages:  # each page ends within its timeouts
-            await asyncio.sleep(0.05)
-        await wrapper.context.close()
-        self.context_wrappers.pop(name, None)
-        logger.debug("Browser context %r closed after %d pages", name, self.pages_made[name])
+        try:
+            await asyncio.wait_for(wrapper.context.close(), self.close_timeout)
+        except TimeoutError:
+            logger.warning("Browser context %r did not close within %.0f s", name,
+                           self.close_timeout)  # fmt: skip
+        except Exception as error:  # the browser went away meanwhile
+            logger.debug("Closing browser context %r: %s", name, error)
+        logger.debug("Browser context %r closed after %d pages", name, made)
+
+    async def _watch(self) -> None:
+        """Logs renders that run long and a crawl whose renders stopped ending; when the
+        crawl is told to stop (a SIGTERM), stops the renders in flight at once, so that
+        their pages are read from their raw HTML rather than waited for."""
+        stopping_seen = False
+        while not self._closed:
+            await asyncio.sleep(1.0)
+            self.watch.report()
+            engine = getattr(self._crawler, "engine", None)
+            stopping = engine is not None and not engine.running and engine.spider is not None
+            if stopping and self.watch.flights and not stopping_seen:
+                stopping_seen = True
+                logger.warning(
+                    "The crawl is stopping: %d renders in flight are stopped, their pages "
+                    "read from their raw HTML", len(self.watch.flights),
+                )  # fmt: skip
+            if stopping:
+                for flight in self.watch.flights.values():
+                    flight.stopped.set()
+
+    async def _close(self) -> None:
+        """scrapy-playwright's close, each step within ``RENDER_CLOSE_TIMEOUT``: a browser
+        or driver that does not answer cannot hold the end of a crawl."""
+        if self.watch_task is not None:
+            self.watch_task.cancel()
+        for task in list(self.retiring):
+            task.cancel()
+        steps = [
+            ("browser contexts", lambda: asyncio.gather(
+                *[w.context.close() for w in self.context_wrappers.values()],
+                return_exceptions=True,
+            )),
+            ("browser", lambda: self.browser.close() if hasattr(self, "browser") else None),
+            ("Playwright's driver", lambda: (
+                self.browser_provider.close() if getattr(self, "browser_provider", None)
+                else None
+            )),
+        ]  # fmt: skip
+        for what, step in steps:
+            try:
+                awaitable = step()
+                if awaitable is not None:
+                    await asyncio.wait_for(awaitable, self.close_timeout)
+            except TimeoutError:
+                logger.warning("Closing the %s took over %.0f s: left to end with the process",
+                               what, self.close_timeout)  # fmt: skip
+            except Exception as error:
+                logger.debug("Closing the %s: %s", what, error)
+            if what == "browser contexts":
+                self.context_wrappers.clear()
+        if hasattr(self, "browser"):
+            logger.info("Browser closed")
 
     async def close(self) -> None:
         if self._closed:
@@ -213,7 +376,10 @@ class RenderAddon:
         # site whose pages all take the fast path never starts it.
         settings.set("PLAYWRIGHT_CONTEXTS", {}, priority="addon")
         settings.set("PLAYWRIGHT_BROWSER_PROVIDER", PLAYWRIGHT_PROVIDER, priority="addon")
-        settings.set("PLAYWRIGHT_MAX_CONTEXTS", 1, priority="addon")
+        # No cap on contexts: the handler renews its one context by generations, an old
+        # one closed when its pages are done (OneBrowserHandler); a cap of one would make
+        # the new context wait for the old one to close.
+        settings.set("PLAYWRIGHT_MAX_CONTEXTS", 0, priority="addon")
         settings.set(
             "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", settings.getint("RENDER_CONCURRENCY"), "addon"
         )

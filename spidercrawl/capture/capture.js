@@ -123,6 +123,8 @@
 
   const page = {
     url: location.href,
+    // The document's own URL (after HTTP redirects), which history.pushState cannot change.
+    document_url: (performance.getEntriesByType("navigation")[0] || {}).name || location.href,
     titles,
     descriptions,
     canonical_url: canonicalEl ? canonicalEl.href : "",

@@ -30,6 +30,9 @@ from scrapy_playwright.page import PageMethod
 
 logger = logging.getLogger(__name__)
 
+# Script navigations aborted, windows the page opens closed (capture/render_watch.py).
+PAGE_GUARD = "spidercrawl.capture.render_watch.guard_page"
+
 # Resolves true once the page's load event has fired; after ``ms`` without it, stops the
 # page's loading (as a reader's Stop button does: what has arrived stays; its frames, whose
 # text the capture never reads, are removed, as a frame still loading holds the page's
@@ -140,6 +143,7 @@ class BlockCaptureMiddleware:
             # (spidercrawl/capture/throttle.py).
             request.meta.setdefault("autothrottle_dont_adjust_delay", True)
         request.meta.setdefault("playwright_context_kwargs", self.context)
+        request.meta.setdefault("playwright_page_init_callback", PAGE_GUARD)
         request.meta.setdefault("playwright_page_goto_kwargs", {"wait_until": "domcontentloaded"})
         request.meta["playwright_page_methods"] = [
             PageMethod("evaluate", WAIT_FOR_LOAD, self.load_wait_ms),
@@ -167,8 +171,26 @@ class BlockCaptureMiddleware:
             result = capture_from_json(result)
         if isinstance(result, dict):
             request.meta["capture"] = result
+            response = _at_document_url(response, result)
         elif "playwright_suggested_filename" in request.meta:
             request.meta["capture_error"] = "download (not a web page)"
         else:
             request.meta["capture_error"] = "capture script returned no result"
         return response
+
+
+def _at_document_url(response: Response, capture: dict) -> Response:
+    """The response under its document's URL (the navigation's, after HTTP redirects),
+    not the one a script wrote into the address bar with the history API: the browser's
+    address is what ``history.pushState`` last set, and an article must keep the URL it
+    was fetched at."""
+    document_url = capture.get("document_url")
+    if (
+        isinstance(document_url, str)
+        and document_url.startswith(("http://", "https://"))
+        and document_url != response.url
+    ):
+        logger.debug("%s: its script set the address %s", document_url, response.url)
+        capture["url"] = document_url
+        return response.replace(url=document_url)
+    return response

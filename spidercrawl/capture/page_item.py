@@ -7,6 +7,7 @@ from typing import Any
 
 from scrapy.http import Response
 
+from spidercrawl.document.structured import clean_records, clean_types
 from spidercrawl.items import PageItem
 from spidercrawl.memory import page_digest
 
@@ -51,6 +52,9 @@ def build_page_item(
         if field in capture:
             item[field] = capture[field]
     item.setdefault("texts", [])
+    # Structured data as the browser read it may take any shape: plain records only.
+    item["jsonld"] = clean_records(capture.get("jsonld"))
+    item["jsonld_types"] = clean_types(capture.get("jsonld_types"))
     item["capture_mode"] = capture.get("capture_mode", "browser")
     if response.meta.get("fast_path_rejected"):
         item["fast_path_rejected"] = response.meta["fast_path_rejected"]

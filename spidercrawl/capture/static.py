@@ -6,8 +6,6 @@ fetched plainly has no text blocks (``texts`` is empty) and ``capture_mode`` say
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 from urllib.parse import urljoin
 
@@ -16,6 +14,7 @@ from lxml import etree
 
 from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.page import html_headlines
+from spidercrawl.document.structured import read_jsonld
 
 META_NAMES = (
     "author",
@@ -35,8 +34,6 @@ META_NAMES = (
     "news_keywords",
     "robots",
 )
-ARTICLE_TYPE = re.compile(r"Article|BlogPosting|NewsArticle|Report|Posting|WebPage")
-_MAX_JSONLD_DEPTH = 6
 
 
 def _lower(attribute: str) -> str:
@@ -88,54 +85,6 @@ class MetaTags:
         return self.contents.get((attribute, value), "")
 
 
-def _person_names(value: Any) -> list[str]:
-    people = value if isinstance(value, list) else [value] if value else []
-    names = [p if isinstance(p, str) else (p or {}).get("name", "") for p in people]
-    return [n for n in names if isinstance(n, str) and n]
-
-
-def _jsonld(root: lxml.html.HtmlElement) -> tuple[list[dict[str, Any]], list[str]]:
-    """Article-like JSON-LD objects, and every @type seen."""
-    found: list[dict[str, Any]] = []
-    types_seen: list[str] = []
-    stack: list[tuple[Any, int]] = []
-    for script in _JSONLD(root):
-        try:
-            stack.append((json.loads(str(script)), 0))
-        except ValueError:
-            continue  # broken JSON-LD, as on many real pages
-    while stack:
-        node, depth = stack.pop()
-        if depth > _MAX_JSONLD_DEPTH:
-            continue
-        if isinstance(node, list):
-            stack.extend((n, depth + 1) for n in reversed(node))
-            continue
-        if not isinstance(node, dict):
-            continue
-        if "@graph" in node:
-            stack.append((node["@graph"], depth + 1))
-        raw_types = node.get("@type") or []
-        types = [str(t) for t in (raw_types if isinstance(raw_types, list) else [raw_types])]
-        types_seen += types
-        if any(ARTICLE_TYPE.search(t) for t in types):
-            found.append(
-                {
-                    "type": types,
-                    "headline": node.get("headline") or node.get("name") or "",
-                    "description": node.get("description") or "",
-                    "datePublished": node.get("datePublished") or "",
-                    "dateModified": node.get("dateModified") or "",
-                    "author": _person_names(node.get("author")),
-                    "url": node["url"] if isinstance(node.get("url"), str) else "",
-                    "inLanguage": node["inLanguage"]
-                    if isinstance(node.get("inLanguage"), str)
-                    else "",
-                }
-            )
-    return found, types_seen
-
-
 def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any]:
     """The capture fields of a page that was not rendered (no blocks, no geometry), from
     its HTML or its already parsed document (read only)."""
@@ -165,7 +114,7 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         meta["content-language"] = language
     canonical = next(iter(_CANONICAL(root)), "")
     lang = next(iter(_LANG(root)), "")
-    jsonld, jsonld_types = _jsonld(root)
+    jsonld, jsonld_types = read_jsonld(str(script) for script in _JSONLD(root))
     return {
         "capture_mode": "http",
         "titles": titles,

@@ -1,0 +1,177 @@
+"""Long rendered crawls end by themselves: hostile page scripts, a context renewed with
+pages in flight, a server that never answers; one SIGTERM ends a stuck crawl.
+
+Real Chromium, real HTTP servers on 127.0.0.1 and real ``scrapy crawl`` runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, read_jsonl
+from spidercrawl.serve import SnapshotRequestHandler, serving
+from spidercrawl.snapshot import SiteSnapshot
+
+ARTICLE = "".join(
+    f"<p>Paragraph {n} of the harbour story: the council voted on the new quay, and "
+    f"residents who live near the water said the plan would change the town.</p>"
+    for n in range(8)
+)
+# What a page's script may do to the browser that renders it.
+SCRIPTS = {
+    "plain": "",
+    "busy": "while (true) {}",
+    "dialogs": "alert('a'); confirm('b'); prompt('c');",
+    "windows": "for (let i = 0; i < 50; i++) window.open('/p' + i);",
+    "navigates": "setTimeout(() => { location.href = '/elsewhere'; }, 50);",
+    "reloads": "setTimeout(() => location.reload(), 30);",
+    "elements": "for (let i = 0; i < 300000; i++) { const d = document.createElement('div');"
+    " d.textContent = 'x' + i; document.body.appendChild(d); }",
+    "string": "let s = 'x'; while (true) { s = s + s; }",
+    "polls": "setInterval(() => fetch('/poll?' + Math.random()), 20);",
+    "empties": "document.addEventListener('DOMContentLoaded', () => {"
+    " document.body.innerHTML = ''; });",
+    "history": "for (let i = 0; i < 1000; i++) history.pushState({}, '', '/p' + i);",
+    "prints": "window.print();",
+}
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+
+
+class HostileHandler(SnapshotRequestHandler):
+    """The snapshot server, plus a page that never answers and one that is an image."""
+
+    def _respond(self, send_body: bool) -> None:
+        if self.path == "/pages/never.html":
+            time.sleep(60)  # accepts the connection, never answers (a daemon thread)
+        elif self.path == "/pages/image.html":
+            self._send(200, PNG, "image/png", send_body)
+        else:
+            super()._respond(send_body)
+
+
+def build_hostile_site(root: Path) -> Path:
+    site = root / "hostile.example"
+    pages = site / "pages"
+    pages.mkdir(parents=True)
+    for name, script in SCRIPTS.items():
+        (pages / f"{name}.html").write_text(
+            f"<html><head><title>The harbour vote</title></head><body><article>"
+            f"<h1>The harbour vote ({name})</h1>{ARTICLE}</article>"
+            f"<script>{script}</script></body></html>"
+        )
+    files = site / "files"
+    files.mkdir()
+    locs = [f"/pages/{name}.html" for name in SCRIPTS] + ["/pages/never.html", "/pages/image.html"]
+    (files / "sitemap.xml").write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
+        + "</urlset>"
+    )
+    return site
+
+
+def crawl_sites(sites_file: Path, out: Path, *settings: str) -> subprocess.Popen:
+    command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(out),
+               "-a", f"sites={sites_file}", "-a", "render=all", "-a", "max_depth=0",
+               "-s", "LEARN_ENABLED=False", "-s", f"STATE_DIR={out.parent / 'state'}",
+               "-s", "LOG_LEVEL=INFO"]  # fmt: skip
+    for setting in settings:
+        command += ["-s", setting]
+    return subprocess.Popen(
+        command, cwd=PROJECT_ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+
+
+def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
+    tmp_path, chromium_path
+) -> None:
+    """Two sites in one run, the context renewed every 4 pages with two pages in flight:
+    every page of both ends as a page item within its bound, under the URL fetched."""
+    hostile = build_hostile_site(tmp_path)
+    with ExitStack() as stack:
+        bad = stack.enter_context(serving(hostile, handler_class=HostileHandler))
+        demo = stack.enter_context(serving(DEMO_SITE))
+        sites = tmp_path / "sites.txt"
+        sites.write_text(f"hostile.example {bad.base_url}\nharbourtimes.example {demo.base_url}\n")
+        started = time.monotonic()
+        proc = crawl_sites(
+            sites, tmp_path / "pages.jsonl",
+            "RENDER_PAGES_PER_CONTEXT=4", "RENDER_TIMEOUT=15", "RENDER_LOAD_WAIT=1",
+            "DOWNLOAD_TIMEOUT=5", "RETRY_TIMES=0", "RENDER_SLOW_LOG=3",
+        )  # fmt: skip
+        _, log = proc.communicate(timeout=280)
+        seconds = time.monotonic() - started
+    assert proc.returncode == 0, log[-3000:]
+    items = read_jsonl(tmp_path / "pages.jsonl")
+    paths = {(item["site"], urlsplit(item["url"]).path): item for item in items}
+    demo_paths = set(SiteSnapshot(DEMO_SITE).path_of.values())
+    assert {path for site, path in paths if site == "harbourtimes.example"} >= demo_paths
+    hostile_pages = {path for site, path in paths if site == "hostile.example"}
+    assert {f"/pages/{name}.html" for name in SCRIPTS} <= hostile_pages
+    # Scripts that navigate, reload or write the address bar change nothing that is read.
+    for name in ("navigates", "reloads", "history", "windows", "dialogs", "prints", "plain"):
+        item = paths[("hostile.example", f"/pages/{name}.html")]
+        assert not item.get("render_failed"), (name, item.get("render_failed"))
+        text = " ".join("".join(block["text"]) for block in item["texts"])
+        assert "Paragraph 7 of the harbour story" in text, name
+    assert not any("/p999" in item["url"] or "/elsewhere" in item["url"] for item in items)
+    assert re.search(r"navigates.html: its script navigated to \S+/elsewhere: not followed", log)
+    # A script that never yields: read from its raw HTML within the render's bound.
+    busy = paths[("hostile.example", "/pages/busy.html")]
+    assert busy["render_failed"] and busy["capture_mode"] == "http"
+    assert "Paragraph 7" in busy["rendered_html"]
+    # A body emptied by its script: read from its raw HTML.
+    assert paths[("hostile.example", "/pages/empties.html")]["render_failed"].startswith("no text")
+    # Long waits are named while they last.
+    assert re.search(r"Still rendering \S+/busy.html after \d+ s: waiting for", log)
+    # Counted, not dropped: a server that never answers and an image in a page's place.
+    assert re.search(r"Page failed: \S+/pages/never.html \(", log)
+    assert re.search(r"Page failed: \S+/pages/image.html \(", log)
+    contexts = int(re.search(r"'playwright/context_count': (\d+),", log).group(1))
+    assert contexts >= len(items) // 4
+    assert "Traceback" not in log
+    assert seconds < 240, seconds
+
+
+def test_one_sigterm_ends_a_stuck_crawl_with_every_page(tmp_path, chromium_path) -> None:
+    """A page whose script never yields, its render bound far off (RENDER_TIMEOUT=300):
+    one SIGTERM stops the renders in flight at once and their pages are read from their
+    raw HTML; the crawl ends within seconds, no page lost."""
+    hostile = build_hostile_site(tmp_path)
+    for name in SCRIPTS:
+        if name not in ("busy", "plain", "string"):
+            (hostile / "pages" / f"{name}.html").unlink()
+    (hostile / "files" / "sitemap.xml").unlink()
+    with serving(hostile) as server:
+        sites = tmp_path / "sites.txt"
+        sites.write_text(f"hostile.example {server.base_url}\n")
+        proc = crawl_sites(sites, tmp_path / "pages.jsonl", "RENDER_TIMEOUT=300",
+                           "RENDER_SLOW_LOG=2")  # fmt: skip
+        lines: list[str] = []
+        deadline = time.monotonic() + 120
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if re.search(r"Still rendering \S+/busy.html", line):
+                break
+            assert time.monotonic() < deadline, "".join(lines[-50:])
+        stopped_at = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+        seconds = time.monotonic() - stopped_at
+    log = "".join(lines) + rest
+    assert proc.returncode == 0, log[-3000:]
+    assert seconds < 20, seconds
+    assert "The crawl is stopping: " in log
+    items = read_jsonl(tmp_path / "pages.jsonl")
+    by_path = {urlsplit(item["url"]).path: item for item in items}
+    assert {"/pages/busy.html", "/pages/plain.html", "/pages/string.html"} <= set(by_path)
+    assert "the crawl is closing" in by_path["/pages/busy.html"]["render_failed"]
+    assert json.dumps(items)  # plain JSON throughout
