@@ -78,7 +78,8 @@ class ArticleItem(scrapy.Item):
     modified = scrapy.Field()
     image = scrapy.Field()  # the main image's absolute URL (og:image)
     text = scrapy.Field()  # paragraphs separated by blank lines
-    html = scrapy.Field()  # the content as clean HTML: p, h1-h6, ul/ol/li, blockquote, pre
+    html = scrapy.Field()  # the content as clean HTML: p, h1-h6, ul/ol/li, blockquote, pre, table
+    markdown = scrapy.Field()  # the same content as Markdown (GitHub tables)
     lang = scrapy.Field()  # BCP 47 tag: the declared one unless the text clearly says otherwise
     # learned, rules, learned+container, learned+unseen, learned+density-fallback, unseen, density
     method = scrapy.Field()

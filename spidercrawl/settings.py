@@ -126,6 +126,8 @@ ITEM_PIPELINES = {
     # Drops what is not new; writes ARTICLES_FILE and the crawl's memory, article by article.
     "spidercrawl.pipelines.delivery.DeliveryPipeline": 400,
     "spidercrawl.pipelines.jsonfeed.JsonFeedPipeline": 500,  # one JSON Feed per site
+    # Last: the content forms ARTICLE_FORMATS leaves out, out of the items exported.
+    "spidercrawl.pipelines.delivery.ArticleFormatsPipeline": 900,
 }
 LEARN_ENABLED = True  # False: the crawl yields page items (blocks) instead of articles
 # Who learns each site (learn/site_learner.py): this machine alone. With REDIS_URL the Redis
@@ -156,6 +158,8 @@ FAST_PATH_CHECK = True
 EXTRACT_TIME_BUDGET = 10.0
 CROSS_SITE_MODEL_DIR = ""  # "": the cross-site model shipped in spidercrawl's models/_cross_site
 ARTICLE_HEADLINE_IN_TEXT = True  # an article's text (and HTML) starts with its headline
+# Content forms in each article line: any of "text", "html", "markdown" (extract/formats.py).
+ARTICLE_FORMATS = ["text", "html", "markdown"]
 MODELS_DIR = "models"  # one folder per site: models/<site>/model.npz + model.json
 LEARN_SIMILARITY = "lcs"  # auto-labeling relevance: "lcs" (token LCS) or "tfidf" (char n-grams)
 LEARN_DBSCAN_EPS = None  # None: the knee of the k-distance curve (see learn/cluster.py)

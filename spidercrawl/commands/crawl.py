@@ -20,6 +20,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from spidercrawl.capture.warc import unwritable
 from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
 from spidercrawl.extract.breadth import RENDER_MODES
+from spidercrawl.extract.formats import ArticleFormats
 from spidercrawl.learn.consensus_labels import LABEL_SOURCES
 from spidercrawl.spiders.news import NewsSpider
 
@@ -33,6 +34,10 @@ def _bad_choice(settings: Any) -> str:
         value = str(settings.get(name)).lower()
         if value not in allowed:
             return f"-s {name}={settings.get(name)}: takes one of {', '.join(allowed)}"
+    try:
+        ArticleFormats.parse(settings.getlist("ARTICLE_FORMATS"))
+    except ValueError as error:
+        return f"-s ARTICLE_FORMATS={','.join(settings.getlist('ARTICLE_FORMATS'))}: {error}"
     return ""
 
 

@@ -7,11 +7,14 @@ by blank lines) and its structured ``html`` (paragraphs, headings, lists, quotes
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from html import escape
+from typing import NamedTuple
 
 import lxml.html
+
+from spidercrawl.document.html import UnusableDocumentError, parse_raw_html
 
 HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 LIST_TAGS = frozenset({"ul", "ol"})
@@ -105,16 +108,34 @@ INLINE_TAGS = frozenset(
 
 @dataclass(frozen=True)
 class Paragraph:
-    """One paragraph of content: its text and what it is (``p``, ``h2``, ``li``, ``pre``...).
+    """One paragraph of content: its text and what it is (``p``, ``h2``, ``ul``/``ol`` for a
+    list item of that list, ``pre``, ``td``/``th`` for a table cell).
 
     ``group`` ties list items of one list (and paragraphs of one quote) together; ``quote``
-    says the paragraph sits inside a blockquote.
+    says the paragraph sits inside a blockquote; ``depth`` is a list item's nesting (0 in
+    a list of its own); ``table``, ``row`` and ``cell`` tie a cell's paragraphs to their
+    table, row and cell; ``raw`` is a ``pre`` paragraph's text as written (the code's
+    lines and indentation; ``text`` has its whitespace normalised like every paragraph's).
     """
 
     text: str
     kind: str = "p"
     group: int = 0
     quote: bool = False
+    depth: int = 0
+    table: int = 0
+    row: int = 0
+    cell: int = 0
+    raw: str = ""
+
+
+CELL_KINDS = frozenset({"td", "th"})
+# A run of cells is a data table (rows of at least two cells) when no cell is longer than
+# this: a table around the whole article, or its columns, is layout.
+MAX_CELL_CHARS = 400
+# Lists nested deeper than this are written at this depth (a hostile page nests thousands;
+# Markdown readers (markdown-it) stop nesting blocks at about 20 levels, a list 2 of them).
+MAX_LIST_DEPTH = 6
 
 
 def paragraphs_text(paragraphs: Iterable[Paragraph]) -> str:
@@ -122,17 +143,15 @@ def paragraphs_text(paragraphs: Iterable[Paragraph]) -> str:
 
 
 def paragraphs_html(paragraphs: Iterable[Paragraph]) -> str:
-    """Clean HTML of the paragraphs: consecutive list items share one list, quotes one quote."""
+    """Clean HTML of the paragraphs, an element a line: list items in their (nested)
+    lists, quotes in one quote, data tables as tables (layout tables as paragraphs),
+    pre-formatted text as written."""
+    items = [p for p in paragraphs if p.text]
     parts: list[str] = []
-    open_list: tuple[str, int] | None = None
     open_quote: int | None = None
-    for para in paragraphs:
-        if not para.text:
-            continue
-        list_key = (para.kind, para.group) if para.kind in LIST_TAGS else None
-        if open_list and open_list != list_key:
-            parts.append(f"</{open_list[0]}>")
-            open_list = None
+    at = 0
+    while at < len(items):
+        para = items[at]
         quote_key = para.group if para.quote else None
         if open_quote is not None and open_quote != quote_key:
             parts.append("</blockquote>")
@@ -140,21 +159,135 @@ def paragraphs_html(paragraphs: Iterable[Paragraph]) -> str:
         if quote_key is not None and open_quote is None:
             parts.append("<blockquote>")
             open_quote = quote_key
-        if list_key and not open_list:
-            parts.append(f"<{para.kind}>")
-            open_list = list_key
-        text = escape(para.text, quote=False)
-        if list_key:
-            parts.append(f"<li>{text}</li>")
-        elif para.kind in HEADINGS or para.kind == "pre":
-            parts.append(f"<{para.kind}>{text}</{para.kind}>")
+        end = at + 1
+        if para.kind in LIST_TAGS:
+            while (
+                end < len(items)
+                and items[end].kind in LIST_TAGS
+                and (items[end].quote == para.quote)
+            ):
+                end += 1
+            parts += _list_html(items[at:end])
+        elif para.kind in CELL_KINDS and para.table:
+            while end < len(items) and items[end].table == para.table:
+                end += 1
+            parts += _table_html(items[at:end])
         else:
-            parts.append(f"<p>{text}</p>")
-    if open_list:
-        parts.append(f"</{open_list[0]}>")
+            parts.append(_paragraph_html(para))
+        at = end
     if open_quote is not None:
         parts.append("</blockquote>")
     return "\n".join(parts)
+
+
+def lines_html(lines: Sequence[str], page_html: str = "") -> str:
+    """Clean HTML of an article given as lines of text (a peer extractor's), each line
+    taking the kind of the page's paragraph of the same text where the page has one (a
+    sub-headline stays a heading, a list item an item, a code block its lines); other
+    lines are paragraphs. The page is parsed once, as a browser would build it."""
+    known: dict[str, Paragraph] = {}
+    if page_html:
+        try:
+            root = parse_raw_html(page_html)
+        except UnusableDocumentError:
+            root = None
+        body = root.find("body") if root is not None else None
+        for para in (
+            element_paragraphs(body if body is not None else root) if root is not None else ()
+        ):
+            known.setdefault(para.text, para)
+    return paragraphs_html(
+        replace(known[line], text=line) if line in known else Paragraph(line) for line in lines
+    )
+
+
+def _paragraph_html(para: Paragraph) -> str:
+    if para.kind == "pre":
+        return f"<pre>{escape(para.raw or para.text, quote=False)}</pre>"
+    if para.kind in HEADINGS:
+        return f"<{para.kind}>{escape(para.text, quote=False)}</{para.kind}>"
+    return f"<p>{escape(para.text, quote=False)}</p>"
+
+
+def _list_html(items: list[Paragraph]) -> list[str]:
+    """List items as (nested) lists: an item holds the lists deeper than it that follow."""
+    parts: list[str] = []
+    open_lists: list[tuple[str, int, int]] = []  # (kind, group, depth), outermost first
+    item_open: list[bool] = []  # whether each open list's last item waits for its </li>
+
+    def close_list() -> None:
+        if item_open.pop():
+            parts.append("</li>")
+        parts.append(f"</{open_lists.pop()[0]}>")
+
+    items = [replace(item, depth=min(item.depth, MAX_LIST_DEPTH)) for item in items]
+    for number, item in enumerate(items):
+        key = (item.kind, item.group, item.depth)
+        while open_lists and (
+            open_lists[-1][2] > item.depth
+            or (open_lists[-1][2] == item.depth and open_lists[-1] != key)
+        ):
+            close_list()
+        if open_lists and open_lists[-1] == key:
+            if item_open[-1]:
+                parts.append("</li>")
+                item_open[-1] = False
+        else:
+            parts.append(f"<{item.kind}>")
+            open_lists.append(key)
+            item_open.append(False)
+        following = items[number + 1] if number + 1 < len(items) else None
+        text = escape(item.text, quote=False)
+        if following is not None and following.depth > item.depth:
+            parts.append(f"<li>{text}")  # closed after the deeper list it holds
+            item_open[-1] = True
+        else:
+            parts.append(f"<li>{text}</li>")
+    while open_lists:
+        close_list()
+    return parts
+
+
+def table_rows(cells: list[Paragraph]) -> list[list[tuple[str, bool]]]:
+    """A table's cells as rows of (text, is a header cell); a cell's paragraphs joined."""
+    rows: dict[int, dict[int, list[Paragraph]]] = {}
+    for cell in cells:
+        rows.setdefault(cell.row, {}).setdefault(cell.cell, []).append(cell)
+    return [
+        [(" ".join(p.text for p in paras), paras[0].kind == "th") for paras in row.values()]
+        for row in rows.values()
+    ]
+
+
+def is_data_table(cells: list[Paragraph]) -> bool:
+    """Rows of short cells, at least two rows and a row of two cells: not a layout table
+    (one cell around the article, or columns of the page)."""
+    if any(cell.kind not in CELL_KINDS for cell in cells):
+        return False
+    rows = table_rows(cells)
+    return (
+        len(rows) >= 2
+        and max(len(row) for row in rows) >= 2
+        and all(len(text) <= MAX_CELL_CHARS for row in rows for text, _ in row)
+    )
+
+
+def _table_html(cells: list[Paragraph]) -> list[str]:
+    if not is_data_table(cells):  # layout: its paragraphs, headings and lists as they are
+        plain = [
+            replace(c, table=0, row=0, cell=0, kind="p" if c.kind in CELL_KINDS else c.kind)
+            for c in cells
+        ]
+        return paragraphs_html(plain).split("\n")
+    parts = ["<table>"]
+    for row in table_rows(cells):
+        tags = "".join(
+            f"<{'th' if header else 'td'}>{escape(text, quote=False)}</{'th' if header else 'td'}>"
+            for text, header in row
+        )
+        parts.append(f"<tr>{tags}</tr>")
+    parts.append("</table>")
+    return parts
 
 
 def _normalise_space(text: str) -> str:
@@ -174,14 +307,16 @@ def element_paragraphs(
     """
     pass_through = pass_through or set()
     buffer: list[str] = []
-    context: list[tuple[str, int, bool]] = [("p", 0, False)]
+    context: list[_Context] = [_Context()]
 
     def flush() -> Iterator[Paragraph]:
-        text = _normalise_space("".join(buffer))
+        raw = "".join(buffer)
+        text = _normalise_space(raw)
         buffer.clear()
         if text:
-            kind, group, quote = context[-1]
-            yield Paragraph(text, kind, group, quote)
+            c = context[-1]
+            code = raw.strip("\n") if c.kind == "pre" else ""
+            yield Paragraph(text, c.kind, c.group, c.quote, c.depth, c.table, c.row, c.cell, code)
 
     # Events: ("open", el) / ("close", el) / ("text", str), produced without recursion.
     stack: list[tuple[str, object]] = [("open", root)]
@@ -212,19 +347,36 @@ def element_paragraphs(
             stack.append(("text", element.text))
 
 
-def _block_context(
-    tag: str, element: lxml.html.HtmlElement, parent: tuple[str, int, bool]
-) -> tuple[str, int, bool]:
-    """(kind, group, quote) for the paragraphs inside a block element."""
-    kind, group, quote = parent
+class _Context(NamedTuple):
+    """What the paragraphs inside a block element are (see :class:`Paragraph`)."""
+
+    kind: str = "p"
+    group: int = 0
+    quote: bool = False
+    depth: int = 0
+    table: int = 0
+    row: int = 0
+    cell: int = 0
+
+
+def _block_context(tag: str, element: lxml.html.HtmlElement, parent: _Context) -> _Context:
+    """The context of the paragraphs inside a block element."""
+    kind = parent.kind
     if tag in HEADINGS or tag == "pre":
-        return tag, group, quote
+        return parent._replace(kind=tag)
     if tag in LIST_TAGS:
-        return tag, id(element), quote
+        depth = parent.depth + 1 if kind in LIST_TAGS else 0
+        return parent._replace(kind=tag, group=id(element), depth=depth)
     if tag == "li":
-        return (kind if kind in LIST_TAGS else "ul"), group, quote
+        return parent._replace(kind=kind if kind in LIST_TAGS else "ul")
     if tag == "blockquote":
-        return "p", id(element), True
-    if kind in LIST_TAGS:  # a <p> or <div> inside a list item is still that item
-        return kind, group, quote
-    return ("p" if kind in HEADINGS else kind), group, quote
+        return _Context("p", id(element), True)
+    if tag == "table":
+        return parent._replace(kind="p", table=id(element), row=0, cell=0)
+    if tag == "tr":
+        return parent._replace(kind="p", row=id(element), cell=0)
+    if tag in CELL_KINDS and parent.table:
+        return parent._replace(kind=tag, cell=id(element))
+    if kind in LIST_TAGS or kind in CELL_KINDS:  # a <p> or <div> inside an item or a cell
+        return parent
+    return parent._replace(kind="p" if kind in HEADINGS else kind)

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from spidercrawl.archive import ArchivedPage, ReadCounts, ReadError, read_pages
 from spidercrawl.extract.api import extract_html, load_site_model
+from spidercrawl.extract.formats import CONTENT_FORMATS, ArticleFormats
 from spidercrawl.learn.model import LearningError
 
 logger = logging.getLogger("spidercrawl.extract")
@@ -44,7 +45,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="text density alone where no rules apply, without the readability and "
         "trafilatura consensus (quicker, less accurate)",
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--formats",
+        default=",".join(CONTENT_FORMATS),
+        help="content forms in each item, comma-separated, of text, html, markdown "
+        "(default: all three)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        args.formats = ArticleFormats.parse(args.formats)
+    except ValueError as error:
+        parser.error(f"--formats: {error}")
+    return args
 
 
 def pages(files: list[Path], counts: ReadCounts) -> Iterator[ArchivedPage]:
@@ -67,6 +79,7 @@ def write_items(
     counts: ReadCounts,
     progress: bool,
     raw_consensus: bool = True,
+    formats: ArticleFormats | None = None,
 ) -> int:
     written = 0
     bar = tqdm(unit=" pages", disable=not progress, file=sys.stderr)
@@ -84,7 +97,8 @@ def write_items(
             reason = f"{type(error).__name__}: {error}"
             logger.warning("%s: extraction failed (%s)", page.source, reason)
             continue
-        out.write(json.dumps(ItemAdapter(item).asdict(), ensure_ascii=False) + "\n")
+        article = (formats or ArticleFormats()).strip(ItemAdapter(item).asdict())
+        out.write(json.dumps(article, ensure_ascii=False) + "\n")
         written += 1
         bar.update()
     bar.close()
@@ -104,12 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     progress = not args.no_progress
     consensus = not args.density_only
     if args.output is None:
-        written = write_items(sys.stdout, args.files, model, counts, progress, consensus)
+        written = write_items(
+            sys.stdout, args.files, model, counts, progress, consensus, args.formats
+        )
     else:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         partial = args.output.with_name(f".{args.output.name}.partial")
         with partial.open("w", encoding="utf-8") as out:
-            written = write_items(out, args.files, model, counts, progress, consensus)
+            written = write_items(out, args.files, model, counts, progress, consensus, args.formats)
         partial.replace(args.output)
     logger.info(
         "%d articles extracted%s; %d records skipped (not HTML), %d errors",

@@ -22,17 +22,17 @@ a point lower on two of the three datasets (scripts' additions, hidden elements)
 from __future__ import annotations
 
 import copy
-import html as html_lib
 import importlib.util
 import logging
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
+from spidercrawl.document.structure import lines_html
 from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
@@ -78,19 +78,32 @@ VOTED_METHODS = ("learned+unseen",)
 
 @dataclass
 class PeerExtraction:
-    """The article as a peer extractor gave it: text, and clean HTML made from its lines."""
+    """The article as a peer extractor gave it: its text (a paragraph a line), and clean
+    HTML made from its lines when asked for (:attr:`html`): each line takes the kind of
+    the page's own paragraph of the same text (``page_html``, the page the peer read), so
+    that a sub-headline stays a heading and a list item an item."""
 
     text: str
-    html: str
     confidence: float
     source: str
+    lines: list[str] = field(default_factory=list)
+    page_html: str = field(default="", repr=False)
+    _html: str | None = field(default=None, repr=False)
 
     @classmethod
-    def of_text(cls, text: str, confidence: float, source: str) -> PeerExtraction:
+    def of_text(
+        cls, text: str, confidence: float, source: str, page_html: str = ""
+    ) -> PeerExtraction:
         lines = [" ".join(line.split()) for line in text.splitlines()]
         lines = [line for line in lines if line]
-        html = "\n".join(f"<p>{html_lib.escape(line, quote=False)}</p>" for line in lines)
-        return cls("\n\n".join(lines), html, confidence, source)
+        return cls("\n\n".join(lines), confidence, source, lines, page_html)
+
+    @property
+    def html(self) -> str:
+        """Made once, on first use: most peer articles are only voted on."""
+        if self._html is None:
+            self._html = lines_html(self.lines, self.page_html)
+        return self._html
 
 
 def _trafilatura() -> PeerExtractor:
@@ -208,7 +221,7 @@ class PeerReaders:
     def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
         """One peer's article of ``raw`` (empty where the peer fails)."""
         text = peer_text(name, self.peers[name], raw, page.get("url"))
-        return PeerExtraction.of_text(text, 0.0, name)
+        return PeerExtraction.of_text(text, 0.0, name, raw)
 
 
 class ConsensusExtractor(PeerReaders):

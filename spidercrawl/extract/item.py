@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from spidercrawl.document.markdown import article_markdown
 from spidercrawl.document.page import first_description, html_headlines
 from spidercrawl.extract.article import checked_rules
 from spidercrawl.extract.metadata import article_metadata, best_title
@@ -65,6 +66,7 @@ def article_item(
         image=metadata.image,
         text=text,
         html=html,
+        markdown=article_markdown(text, html),
         lang=metadata.lang,
         method=method,
         method_note=note,

@@ -113,7 +113,8 @@ def block_paragraphs(blocks: Sequence[Block]) -> list[Paragraph]:
         else:
             kind = "p"
         group = hash(block.selector[:-1]) if kind in {"ul", "ol"} or quote else 0
-        paragraphs.append(Paragraph(block.text, kind, group, quote))
+        depth = max(0, sum(tag in {"ul", "ol"} for tag in path) - 1) if kind in {"ul", "ol"} else 0
+        paragraphs.append(Paragraph(block.text, kind, group, quote, depth))
     return paragraphs
 
 

@@ -33,6 +33,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 
+from spidercrawl.extract.formats import ArticleFormats
 from spidercrawl.files import safe_name
 from spidercrawl.memory import ArticleIdentity, SiteMemory, Verdict, article_identity, page_key
 from spidercrawl.near_duplicates import DeliveredArticle, NearDuplicateIndex
@@ -66,6 +67,7 @@ class DeliveryPipeline:
                 )
             raise NotConfigured("LEARN_ENABLED is off: page items, no articles to deliver")
         self.crawler = crawler
+        self.formats = article_formats(crawler)
         self.incremental = settings.getbool("INCREMENTAL_ENABLED")
         self.state_dir = Path(settings.get("STATE_DIR"))
         self.save_every = max(1, settings.getint("INCREMENTAL_SAVE_EVERY"))
@@ -138,10 +140,10 @@ class DeliveryPipeline:
         digest = adapter.pop("page_digest", None) or ""  # recorded here, not delivered
         identity = article_identity({**adapter, "page_digest": digest})
         self._mark_near_duplicate(site, identity, adapter)
-        article = dict(adapter.items())  # shallow, once: the file's line
+        article = self.formats.strip(adapter)  # shallow, once: the file's line
         now = _now()
         if self.redis is not None:
-            verdict, other = self.redis.deliver(site, identity, adapter, now, page)
+            verdict, other = self.redis.deliver(site, identity, ItemAdapter(article), now, page)
         elif memory is None:
             verdict, other = "new", ""
         else:
@@ -220,3 +222,35 @@ def _near_key(site: str, identity: ArticleIdentity) -> str:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def article_formats(crawler: Crawler) -> ArticleFormats:
+    """``ARTICLE_FORMATS``, or a clear error that stops the crawl before it starts."""
+    try:
+        return ArticleFormats.parse(crawler.settings.getlist("ARTICLE_FORMATS"))
+    except ValueError as error:
+        raise ValueError(f"ARTICLE_FORMATS: {error}") from None
+
+
+class ArticleFormatsPipeline:
+    """The content forms ``ARTICLE_FORMATS`` leaves out, taken out of each article before
+    Scrapy's exporters (``-o``) write it; the pipelines before it saw them all (the JSON
+    Feed keeps its ``content_text``)."""
+
+    def __init__(self, formats: ArticleFormats) -> None:
+        self.formats = formats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ArticleFormatsPipeline:
+        formats = article_formats(crawler)
+        if formats == ArticleFormats():
+            raise NotConfigured("ARTICLE_FORMATS keeps every form")
+        return cls(formats)
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        adapter = ItemAdapter(item)
+        if "method" in adapter:  # an article
+            for name in ("text", "html", "markdown"):
+                if name in adapter and not self.formats.keeps(name):
+                    del adapter[name]
+        return item

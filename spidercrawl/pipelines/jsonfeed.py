@@ -28,6 +28,8 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
+from spidercrawl.document.markdown import without_heading
+from spidercrawl.extract.formats import ArticleFormats
 from spidercrawl.extract.titles import without_headline
 from spidercrawl.files import safe_name, write_json_atomically
 from spidercrawl.pipelines.articles_file import (
@@ -35,6 +37,7 @@ from spidercrawl.pipelines.articles_file import (
     articles_file_template,
     last_lines,
 )
+from spidercrawl.pipelines.delivery import article_formats
 
 logger = logging.getLogger(__name__)
 
@@ -69,20 +72,27 @@ def _full_datetime(value: str) -> str:
     return value if _RFC3339.match(value) else ""
 
 
-def feed_item(article: dict[str, Any]) -> dict[str, Any]:
-    """An article as a JSON Feed item."""
+def feed_item(article: dict[str, Any], formats: ArticleFormats | None = None) -> dict[str, Any]:
+    """An article as a JSON Feed item: ``content_text`` always (a feed item needs content),
+    ``content_html`` and the Markdown (``_spidercrawl.markdown``) where ``formats`` keeps
+    them."""
+    formats = formats or ArticleFormats()
     url = article.get("canonical_url") or article.get("url") or ""
     if article.get("duplicate_of"):  # a near-duplicate of another article: not in the feed
         url = ""
     item: dict[str, Any] = {"id": url, "url": url}
-    text, html = str(article.get("text") or ""), str(article.get("html") or "")
+    text = str(article.get("text") or "")
+    markdown = str(article.get("markdown") or "")
+    html = str(article.get("html") or "")
     if article.get("title"):
         item["title"] = article["title"]
         # Feed readers show the title above the content: the headline the article's text
         # starts with (ARTICLE_HEADLINE_IN_TEXT) would be read twice.
         text, html = without_headline(text, html, str(article["title"]))
-    item["content_text"] = text
-    if html:
+        markdown = without_heading(markdown, str(article["title"]))
+    # A line written without its text (ARTICLE_FORMATS) gives its Markdown as the text.
+    item["content_text"] = text or markdown
+    if html and formats.keeps("html"):
         item["content_html"] = html
     if article.get("description"):
         item["summary"] = article["description"]
@@ -112,6 +122,8 @@ def feed_item(article: dict[str, Any]) -> dict[str, Any]:
         )
         if article.get(key) not in (None, "")
     }
+    if formats.keeps("markdown") and markdown:
+        item[_EXTENSION]["markdown"] = markdown
     return item
 
 
@@ -135,6 +147,7 @@ class JsonFeedPipeline:
         if settings.get("REDIS_URL"):
             raise NotConfigured("with Redis, python -m spidercrawl.collect writes the feeds")
         self.crawler = crawler
+        self.formats = article_formats(crawler)
         self.articles_template = articles_file_template(settings)
         self.path_template = settings.get("JSONFEED_PATH")
         self.max_items = max(1, settings.getint("JSONFEED_MAX_ITEMS"))
@@ -154,7 +167,7 @@ class JsonFeedPipeline:
             return item
         article = dict(adapter.items())
         site = str(article.get("site") or "unknown")
-        entry = feed_item(article)
+        entry = feed_item(article, self.formats)
         if not entry["id"]:
             return item
         self.items[site][entry["id"]] = entry
@@ -179,6 +192,7 @@ class JsonFeedPipeline:
                 articles_file_path(self.articles_template, site),
                 self.max_items,
                 self.home_pages.get(site, f"https://{site}/"),
+                self.formats,
             )
 
 
@@ -189,12 +203,13 @@ def write_site_feed(
     articles_path: Path | None,
     max_items: int,
     home_page: str = "",
+    formats: ArticleFormats | None = None,
 ) -> None:
     """Merge the feed at ``path`` with the newest delivered articles and ``items`` (feed
     entries by id), check it against the spec and write it atomically."""
     merged = {i["id"]: i for i in _previous_items(path)}
     if articles_path is not None:
-        delivered = (feed_item(a) for a in last_lines(articles_path, 2 * max_items))
+        delivered = (feed_item(a, formats) for a in last_lines(articles_path, 2 * max_items))
         merged.update((i["id"], i) for i in delivered if i["id"])
     merged.update(items)
     valid = []
