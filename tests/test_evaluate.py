@@ -490,3 +490,41 @@ def test_learned_extracts_what_it_has_no_model_for_as_unseen_did_held_out() -> N
     assert (shipped.own_bonus, shipped.density_agreement) != (0.3, None)
     unseen = consensus.unseen
     assert (unseen.density_bonus, unseen.tolerance, unseen.relevance_bonus) == (0.15, 0.25, 0.35)
+
+
+def test_a_snippet_dataset_is_scored_as_trafilaturas_benchmark(tmp_path: Path) -> None:
+    """Three pages, scored by hand: page a keeps its snippet and leaves out the menu; page
+    b keeps one of two; page c's article is the menu line, found where it must not be."""
+    import gzip
+
+    dataset = tmp_path / "snippets-dev"
+    (dataset / "html").mkdir(parents=True)
+    body = "<p>" + "The harbour council voted for the new quay after a long debate. " * 6
+    pages = {
+        "a": (f"<html><body><nav>Menu Home News</nav>{body}</p></body></html>",
+              ["voted for the new quay"], ["Menu Home News"]),
+        "b": (f"<html><body>{body}</p></body></html>",
+              ["the new quay after", "never on the page"], []),
+        "c": ("<html><body><p>Menu Home News</p></body></html>", [], ["Menu Home News"]),
+    }  # fmt: skip
+    evaldata = {}
+    for name, (html, with_, without) in pages.items():
+        (dataset / "html" / f"{name}.html.gz").write_bytes(gzip.compress(html.encode()))
+        evaldata[f"https://x.example/{name}"] = {
+            "file": f"{name}.html.gz", "with": with_, "without": without,
+        }  # fmt: skip
+    (dataset / "evaldata.json").write_text(json.dumps(evaldata), "utf-8")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "spidercrawl.evaluate", str(tmp_path), "--methods", "fulltext",
+         "--jobs", "1", "--out", str(out)],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = json.loads((out / "summary.json").read_text())["snippet_datasets"]["snippets-dev"]
+    # fulltext keeps everything: with-snippets 2 of 3 found, without-snippets 2 of 2 found.
+    assert row["fulltext"]["pages"] == 3
+    assert row["fulltext"]["recall"] == pytest.approx(2 / 3, abs=1e-3)
+    assert row["fulltext"]["precision"] == pytest.approx(2 / 4, abs=1e-3)
+    assert row["fulltext"]["accuracy"] == pytest.approx(2 / 5, abs=1e-3)
+    assert "snippets-dev (snippets" in (out / "report.md").read_text()

@@ -90,3 +90,36 @@ def test_browser_records_of_any_shape_are_made_plain() -> None:
     assert record["datePublished"] == "2025-01-01" and record["url"] == ""
     assert record["type"] == ["NewsArticle"]
     assert clean_records({"not": "a list"}) == []
+
+
+def test_a_page_whose_only_author_is_in_json_ld() -> None:
+    """Referenced by @id from a WordPress-style graph, or the page's main entity: found;
+    a publisher in <meta name=author> beside JSON-LD's people is not an author."""
+    graph = {
+        "@context": "https://schema.org",
+        "@graph": [
+            {"@type": "NewsArticle", "headline": "Water law postponed",
+             "author": {"@id": "https://x.example/#/person/1"}},
+            {"@type": "Person", "@id": "https://x.example/#/person/1", "name": "Timo Sheya"},
+        ],
+    }  # fmt: skip
+    article = extract_html(page_with_jsonld(json.dumps(graph)), url="https://x.example/a")
+    assert article["authors"] == ["Timo Sheya"]
+    main_entity = {"@type": "WebPage", "mainEntity": {"@type": "NewsArticle",
+                   "author": [{"@type": "Person", "name": "Nadja Zins"}]}}  # fmt: skip
+    html = page_with_jsonld(json.dumps(main_entity)).replace(
+        "<head>", '<head><meta name="author" content="Big Media Group">'
+    )
+    assert extract_html(html, url="https://x.example/b")["authors"] == ["Nadja Zins"]
+    people_and_publisher = {
+        "@type": "Article",
+        "author": [
+            {"@type": "Person", "name": "Ana Berg"},
+            {"@type": "Organization", "name": "Big Media"},
+        ],
+    }
+    records, _ = read_jsonld([json.dumps(people_and_publisher)])
+    assert records[0]["author"] == ["Ana Berg"]
+    # Line breaks inside strings, which browsers accept, are read.
+    records, _ = read_jsonld(['{"@type": "Article", "headline": "a\nb", "author": "Ana Berg"}'])
+    assert records[0]["author"] == ["Ana Berg"]

@@ -54,28 +54,49 @@ def text_of(value: Any, depth: int = 0) -> str:
     return ""
 
 
-def names_of(value: Any, depth: int = 0) -> list[str]:
+def names_of(value: Any, depth: int = 0, nodes: dict[str, dict] | None = None) -> list[str]:
     """People's names in an ``author``-like field of any shape (strings, objects with a
-    ``name`` or ``givenName``/``familyName``, lists of these however nested)."""
+    ``name`` or ``givenName``/``familyName``, lists of these however nested, and
+    references ``{"@id": ...}`` to a node of the page's graph, given ``nodes`` by id).
+    An organisation named beside people is left out (a publisher added as an author)."""
     if depth > MAX_DEPTH or value is None:
         return []
+    if isinstance(value, list) and nodes is not None:
+        items = [_resolved(item, nodes) for item in value[: MAX_NAMES * 2]]
+        people = [i for i in items if not (isinstance(i, dict) and _is_organisation(i))]
+        if people and len(people) < len(items):
+            value = people
     if isinstance(value, str):
         name = value.strip()[:MAX_CHARS]
         return [name] if name else []
     if isinstance(value, list):
         names: list[str] = []
         for item in value[: MAX_NAMES * 2]:
-            names += names_of(item, depth + 1)
+            names += names_of(item, depth + 1, nodes)
             if len(names) >= MAX_NAMES:
                 break
         return names[:MAX_NAMES]
     if isinstance(value, dict):
+        value = _resolved(value, nodes)
         name = text_of(value.get("name"), depth + 1)
         if not name:
             parts = [text_of(value.get(k), depth + 1) for k in ("givenName", "familyName")]
             name = " ".join(p for p in parts if p)
         return [name] if name else []
     return []
+
+
+def _resolved(value: Any, nodes: dict[str, dict] | None) -> Any:
+    """A reference ``{"@id": ...}`` (nothing else) replaced by the node it names."""
+    if nodes and isinstance(value, dict) and "name" not in value:
+        ref = value.get("@id")
+        if isinstance(ref, str) and ref in nodes:
+            return nodes[ref]
+    return value
+
+
+def _is_organisation(node: dict) -> bool:
+    return any("Organization" in t or "Organisation" in t for t in types_of(node))
 
 
 def types_of(node: dict) -> list[str]:
@@ -85,15 +106,18 @@ def types_of(node: dict) -> list[str]:
     return [v.strip()[:200] for v in values[:MAX_NAMES] if isinstance(v, str) and v.strip()]
 
 
-def article_record(node: dict, types: list[str]) -> dict[str, Any]:
-    """The fields the extraction reads from an article-like object, all plain."""
+def article_record(
+    node: dict, types: list[str], nodes: dict[str, dict] | None = None
+) -> dict[str, Any]:
+    """The fields the extraction reads from an article-like object, all plain; ``nodes``
+    (the page's graph by ``@id``) resolves references to its authors."""
     return {
         "type": types,
         "headline": text_of(node.get("headline")) or text_of(node.get("name")),
         "description": text_of(node.get("description")),
         "datePublished": text_of(node.get("datePublished")),
         "dateModified": text_of(node.get("dateModified")),
-        "author": names_of(node.get("author")),
+        "author": names_of(node.get("author"), nodes=nodes),
         "url": text_of(node.get("url")),
         "inLanguage": text_of(node.get("inLanguage")),
     }
@@ -101,16 +125,32 @@ def article_record(node: dict, types: list[str]) -> dict[str, Any]:
 
 def read_jsonld(scripts: Iterable[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """Article-like records from JSON-LD script texts, and every ``@type`` seen. Broken
-    JSON is skipped (as on many real pages)."""
-    stack: list[tuple[Any, int]] = []
+    JSON is skipped (as on many real pages); raw line breaks inside strings, which many
+    pages have and browsers accept, are read. References between the page's nodes
+    (``"author": {"@id": ...}``, as WordPress's SEO plug-ins write) are followed."""
+    roots: list[Any] = []
     for script in scripts:
         try:
-            stack.append((json.loads(script), 0))
+            roots.append(json.loads(script, strict=False))
         except (ValueError, RecursionError):
             continue
-    stack.reverse()
+    nodes = _graph_nodes(roots)
+    by_id = {n["@id"]: n for n in nodes if isinstance(n.get("@id"), str) and "name" in n}
     records: list[dict[str, Any]] = []
     types_seen: list[str] = []
+    for node in nodes:
+        types = types_of(node)
+        types_seen += types
+        if any(ARTICLE_TYPE.search(t) for t in types):
+            records.append(article_record(node, types, by_id))
+    return records, types_seen
+
+
+def _graph_nodes(roots: list[Any]) -> list[dict]:
+    """Every object of the scripts, in document order (lists, ``@graph`` and nesting
+    followed to MAX_DEPTH, at most MAX_NODES visited)."""
+    stack: list[tuple[Any, int]] = [(root, 0) for root in reversed(roots)]
+    found: list[dict] = []
     visited = 0
     while stack and visited < MAX_NODES:
         node, depth = stack.pop()
@@ -122,13 +162,11 @@ def read_jsonld(scripts: Iterable[str]) -> tuple[list[dict[str, Any]], list[str]
             continue
         if not isinstance(node, dict):
             continue
-        if "@graph" in node:
-            stack.append((node["@graph"], depth + 1))
-        types = types_of(node)
-        types_seen += types
-        if any(ARTICLE_TYPE.search(t) for t in types):
-            records.append(article_record(node, types))
-    return records, types_seen
+        for key in ("@graph", "mainEntity"):  # a page's article may be its main entity
+            if key in node:
+                stack.append((node[key], depth + 1))
+        found.append(node)
+    return found
 
 
 def clean_records(records: Any) -> list[dict[str, Any]]:

@@ -50,6 +50,12 @@ from spidercrawl.evaluate.site_methods import (
     run_site_job,
     unseen_grid,
 )
+from spidercrawl.evaluate.snippets import (
+    read_snippet_pages,
+    run_snippet_method,
+    snippet_datasets,
+    snippet_table,
+)
 from spidercrawl.evaluate.unseen_constants import CROSS_SITE_C_GRID, choose_for_jobs
 from spidercrawl.evaluate.unseen_constants import summary as constants_summary
 from spidercrawl.files import write_atomically
@@ -332,12 +338,41 @@ def _log_unseen_protocol(grid: dict, choice: dict) -> None:
         )  # fmt: skip
 
 
+def _snippet_scores(
+    args: argparse.Namespace, folders: list[Path], skipped: dict[str, str]
+) -> dict[str, dict[str, dict[str, object]]]:
+    """Each snippet dataset's scores by page method (site methods need site snapshots)."""
+    rows: dict[str, dict[str, dict[str, object]]] = {}
+    methods = []
+    for method in args.methods:
+        if method in SITE_METHODS or method == UNSEEN_BLOCKS:
+            logger.info("%s is a site method: not run on the snippet datasets", method)
+            continue
+        try:
+            check_page_method(method)
+        except MethodUnavailableError as error:
+            skipped.setdefault(method, str(error))
+            continue
+        methods.append(method)
+    for folder in folders:
+        pages = read_snippet_pages(folder)
+        logger.info("%s: %d pages with snippets", folder.name, len(pages))
+        for method in methods:
+            counts = run_snippet_method(method, pages, args.jobs)
+            rows.setdefault(folder.name, {})[method] = counts.as_dict()
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     configure_logging()  # the workers' too (runner.worker_pool)
     args = parse_args(argv)
     sites = find_sites(args.dataset_dir, args.sites)
-    if not sites:
-        logger.error("No site snapshots (HOST/pages/*.html) under %s", args.dataset_dir)
+    snippet_sets = [] if args.sites else snippet_datasets(args.dataset_dir)
+    if not sites and not snippet_sets:
+        logger.error(
+            "No site snapshots (HOST/pages/*.html) nor snippet datasets (evaldata.json) "
+            "under %s", args.dataset_dir,
+        )  # fmt: skip
         return 2
     pages = sum(len(site.snapshot.page_ids) for site in sites)
     logger.info("%d sites, %d pages under %s", len(sites), pages, args.dataset_dir)
@@ -349,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     extra: dict[str, object] = {}
     started = time.monotonic()
     never_seen: dict[str, NeverSeenSetting] = {}  # site key -> unseen's held-out setting
-    for method in _unseen_first(args.methods):
+    for method in _unseen_first(args.methods) if sites else []:
         if method in SITE_METHODS:
             try:
                 check_site_method(method, args.models)
@@ -401,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.train_pages:
         records = same_pages_as_learned(records)
+    snippet_rows = _snippet_scores(args, snippet_sets, skipped)
 
     run = {
         "dataset_dir": str(args.dataset_dir),
@@ -413,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     summary = report.summarize(records, skipped, run)
     summary.update(extra)
+    if snippet_rows:
+        summary["snippet_datasets"] = snippet_rows
     split = report.rules_split(records)
     if split:
         summary["rules_by_way"] = split
@@ -426,7 +464,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     report.write_summary(args.out / "summary.json", summary)
     report.write_pages_csv(args.out / "pages.csv", records)
-    tables = [report.dataset_table(summary, "f1"), report.dataset_table(summary, "cleaneval")]
+    tables = (
+        [report.dataset_table(summary, "f1"), report.dataset_table(summary, "cleaneval")]
+        if records
+        else []
+    )
     for dataset, rows in summary["datasets"].items():
         tables.append(report.method_table(dataset, rows))
     if split:
@@ -438,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.append(report.paired_speed_table(extra["unseen_beside_peers"]))
     if collapsed:
         tables.append(report.collapse_table(collapsed))
+    for dataset, rows in snippet_rows.items():
+        tables.append(snippet_table(dataset, rows))
     for name, reason in skipped.items():
         tables.append(f"Skipped {name}: {reason}\n")
     text = "\n".join(tables)

@@ -289,6 +289,7 @@ def clean_authors(values: Iterable[Any], names: set[str]) -> list[str]:
                     or key in names
                     or "://" in part
                     or "@" in part
+                    or "=" in part  # a query string ("authorname=Dolores+Chang")
                     or any(ch.isdigit() for ch in part)
                     or len(part.split()) > _MAX_AUTHOR_WORDS
                     or len(part) > 60
@@ -307,12 +308,19 @@ def _looks_like_navigation(parts: Sequence[str]) -> bool:
 
 
 def page_authors(page: Mapping[str, Any]) -> list[str]:
+    """The article's authors: its structured data's where it names people, else the
+    ``<meta>`` author fields and ``article:author``. Where JSON-LD names the authors, a
+    ``<meta name=author>`` mostly names the publisher ("Condé Nast") or a wire service
+    beside them, and merging the two gave a wrong list."""
     og = page.get("og") or {}
     meta = page.get("meta") or {}
     names = site_names(page)
     jsonld = [obj.get("author") or [] for obj in page.get("jsonld") or []]
+    structured = clean_authors(jsonld, names)
+    if structured:
+        return structured
     article_author = og.get("article:author")  # often a profile URL, dropped by the cleaning
-    return clean_authors([*jsonld, *(meta.get(k) for k in _AUTHOR_KEYS), article_author], names)
+    return clean_authors([*(meta.get(k) for k in _AUTHOR_KEYS), article_author], names)
 
 
 def article_metadata(
