@@ -69,7 +69,10 @@ def demo() -> None:
     with tempfile.TemporaryDirectory() as tmp, serving(DEMO_SITE) as server:
         out = Path(tmp) / "articles.jsonl"
         command = crawl_command(
-            snapshot.host, server.base_url, out, settings={"MODELS_DIR": f"{tmp}/models"}
+            snapshot.host,
+            server.base_url,
+            out,
+            settings={"MODELS_DIR": f"{tmp}/models", "STATE_DIR": f"{tmp}/state"},
         )
         subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, check=True)
         articles = read_jsonl(out)
