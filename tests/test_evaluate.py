@@ -515,12 +515,9 @@ def test_a_snippet_dataset_is_scored_as_trafilaturas_benchmark(tmp_path: Path) -
         }  # fmt: skip
     (dataset / "evaldata.json").write_text(json.dumps(evaldata), "utf-8")
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "spidercrawl.evaluate", str(tmp_path), "--methods", "fulltext",
-         "--jobs", "1", "--out", str(out)],
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    from spidercrawl.evaluate.__main__ import main
+
+    assert main([str(tmp_path), "--methods", "fulltext", "--jobs", "1", "--out", str(out)]) == 0
     row = json.loads((out / "summary.json").read_text())["snippet_datasets"]["snippets-dev"]
     # fulltext keeps everything: with-snippets 2 of 3 found, without-snippets 2 of 2 found.
     assert row["fulltext"]["pages"] == 3

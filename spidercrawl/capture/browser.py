@@ -180,7 +180,8 @@ class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
         try:
             page = await super()._create_page(request, spider)
         finally:
-            self.creating[name] -= 1
+            if name in self.creating:  # not yet retired (see _retire's deadline)
+                self.creating[name] -= 1
         if flight is not None:
             flight.page = page
             flight.stage = STAGE_NAVIGATION
