@@ -191,6 +191,5 @@ def _at_document_url(response: Response, capture: dict) -> Response:
         and document_url != response.url
     ):
         logger.debug("%s: its script set the address %s", document_url, response.url)
-        capture["url"] = document_url
         return response.replace(url=document_url)
     return response

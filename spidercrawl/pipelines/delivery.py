@@ -33,7 +33,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 
-from spidercrawl.extract.formats import ArticleFormats
+from spidercrawl.extract.formats import CONTENT_FORMATS, ArticleFormats
 from spidercrawl.files import safe_name
 from spidercrawl.memory import ArticleIdentity, SiteMemory, Verdict, article_identity, page_key
 from spidercrawl.near_duplicates import DeliveredArticle, NearDuplicateIndex
@@ -250,7 +250,7 @@ class ArticleFormatsPipeline:
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         adapter = ItemAdapter(item)
         if "method" in adapter:  # an article
-            for name in ("text", "html", "markdown"):
+            for name in CONTENT_FORMATS:
                 if name in adapter and not self.formats.keeps(name):
                     del adapter[name]
         return item
