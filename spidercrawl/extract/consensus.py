@@ -30,9 +30,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz.distance import LCSseq
-
 from spidercrawl.document.structure import lines_html
+from spidercrawl.extract.arbiter import medoid as medoid_of_words
+from spidercrawl.extract.arbiter import word_f1
 from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
@@ -89,6 +89,7 @@ class PeerExtraction:
     lines: list[str] = field(default_factory=list)
     page_html: str = field(default="", repr=False)
     _html: str | None = field(default=None, repr=False)
+    error: str = ""  # what the peer raised, where it failed (its text is then empty)
 
     @classmethod
     def of_text(
@@ -106,19 +107,20 @@ class PeerExtraction:
         return self._html
 
 
-def _trafilatura() -> PeerExtractor:
+def _trafilatura(favor_recall: bool = False) -> PeerExtractor:
     """trafilatura with its defaults, its fallbacks included. Without them (``fast=True``)
     the vote took 1.5 ms a page less on dragnet, but on the pages where the peers are asked
     its fallbacks are what it is asked for: in a leave-one-dataset-out run a
     never-seen washingtonpost.com page fell from 0.90 to 0.09 and a site model's bbc.com
     page, overruled by the peers, from 0.96 to 0.40 (10 never-seen pages changed, -0.58 in
-    sum; 14 learned, -0.23)."""
+    sum; 14 learned, -0.23). ``favor_recall``: its reading that keeps more, which the
+    arbiter of raw HTML asks for where the plain one found almost nothing."""
     with warnings.catch_warnings():  # urllib3 (through courlan) warns of SOCKS it lacks
         warnings.simplefilter("ignore")
         import trafilatura
 
     def extract(html: str) -> str:
-        return trafilatura.extract(html, include_comments=False) or ""
+        return trafilatura.extract(html, include_comments=False, favor_recall=favor_recall) or ""
 
     return extract
 
@@ -157,6 +159,11 @@ PEER_FACTORIES: dict[str, Callable[[], PeerExtractor]] = {
     "trafilatura": _trafilatura,
     "readability": _readability,
 }
+# Readings a peer gives with other settings, named by the arbiter of raw HTML: made where
+# their peer is installed.
+PEER_VARIANTS: dict[str, tuple[str, Callable[[], PeerExtractor]]] = {
+    "trafilatura-recall": ("trafilatura", lambda: _trafilatura(favor_recall=True)),
+}
 
 
 def available_peers() -> list[str]:
@@ -174,24 +181,10 @@ def peer_text(name: str, peer: PeerExtractor, raw: str, url: object = None) -> s
         return ""
 
 
-def word_f1(first: Sequence[str], second: Sequence[str]) -> float:
-    """Word-level LCS F1 of two token sequences (0 when either is empty)."""
-    if not first or not second:
-        return 0.0
-    return 2 * LCSseq.similarity(first, second) / (len(first) + len(second))
-
-
 def medoid(candidates: Mapping[str, str], bonus: Mapping[str, float]) -> tuple[str, float]:
-    """The candidate that agrees most with the others, and its mean agreement with them."""
-    tokens = {name: tokenize(text) for name, text in candidates.items()}
-    best, best_score, best_agreement = "", float("-inf"), 0.0
-    for name in candidates:
-        others = [word_f1(tokens[name], tokens[other]) for other in candidates if other != name]
-        agreement = sum(others) / len(others) if others else 1.0
-        score = sum(others) + bonus.get(name, 0.0)
-        if tokens[name] and score > best_score:
-            best, best_score, best_agreement = name, score, agreement
-    return best, best_agreement
+    """The candidate text that agrees most with the others, and its mean agreement with
+    them (:func:`~spidercrawl.extract.arbiter.medoid` of their words)."""
+    return medoid_of_words({name: tokenize(text) for name, text in candidates.items()}, bonus)
 
 
 def deadline_passed(deadline: float | None) -> bool:
@@ -218,10 +211,28 @@ class PeerReaders:
         """The peer run first: the quicker one (``FIRST_PEER``) where installed."""
         return FIRST_PEER if FIRST_PEER in self.peers else next(iter(self.peers))
 
-    def _peer(self, name: str, raw: str, page: Mapping[str, Any]) -> PeerExtraction:
-        """One peer's article of ``raw`` (empty where the peer fails)."""
-        text = peer_text(name, self.peers[name], raw, page.get("url"))
+    def _peer(
+        self,
+        name: str,
+        raw: str,
+        page: Mapping[str, Any],
+        extractor: PeerExtractor | None = None,
+    ) -> PeerExtraction:
+        """One peer's article of ``raw`` (empty where the peer fails); ``extractor``: the
+        peer's reading with other settings, in place of its own."""
+        try:
+            text = (extractor or self.peers[name])(raw)
+        except Exception as error:  # the peer's failure is not ours: one voice less
+            logger.debug("%s failed on %s: %s", name, page.get("url"), error)
+            failed = PeerExtraction.of_text("", 0.0, name)
+            failed.error = f"{type(error).__name__}: {str(error)[:120]}".rstrip(": ")
+            return failed
         return PeerExtraction.of_text(text, 0.0, name, raw)
+
+    @staticmethod
+    def _empty(name: str) -> PeerExtraction:
+        """The article of a reader not asked."""
+        return PeerExtraction.of_text("", 0.0, name)
 
 
 class ConsensusExtractor(PeerReaders):

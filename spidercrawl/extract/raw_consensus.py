@@ -1,21 +1,22 @@
-"""Pages no browser rendered: the article that the readers of raw HTML agree on most.
+"""Pages no browser rendered: the readers of raw HTML, and which of them to believe.
 
 Without a browser there are no blocks (no geometry, no CSS), so our cross-site extractor
 cannot vote. What reads raw HTML can: text density (ours), readability-lxml and
-trafilatura. Each fails in its own way, so the article is their *medoid*, the candidate
-whose words agree most with the others' (:func:`~spidercrawl.extract.consensus.medoid`).
-Used by the extraction chain's first stage (:mod:`spidercrawl.extract.chain`) for:
+trafilatura. Used by the extraction chain's first stage (:mod:`spidercrawl.extract.chain`)
+for:
 
 - a page with no site model, or whose site's rules fail their check (``extract_html``,
-  the extract command, a page whose render failed): density, readability and trafilatura;
+  the extract command, a page whose render failed): the arbiter of
+  :mod:`spidercrawl.extract.arbiter` decides among the readers, from the page's markup and
+  their agreement; trafilatura reads every such page;
 - a page of the fast path whose rules' article the independent reading doubts
-  (:meth:`RawHtmlConsensus.check_rules`): the rules' article is a fourth candidate.
+  (:meth:`RawHtmlConsensus.check_rules`): the medoid of the rules', density's and the
+  peers' articles, the quicker peer (readability) first; where it agrees with the rules to
+  ``rules_agreement`` (word F1), the rules stand and trafilatura is not run.
 
-The quicker peer (readability) runs first; where it agrees with the candidate at hand to
-``agreement`` (word F1; ``rules_agreement`` for the fast path's check), that candidate
-stands and trafilatura is not run. Without both
-peers installed, or on raw HTML over ``PEER_MAX_CHARS``, text density (or the rules)
-stands alone and the note says so. See docs/extraction.md.
+Without both peers installed, or on raw HTML over ``PEER_MAX_CHARS``, text density (or the
+rules) stands alone and the note says so. A reader that raises gives an empty article (one
+voice less). See docs/extraction.md.
 """
 
 from __future__ import annotations
@@ -25,13 +26,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spidercrawl.extract.arbiter import (
+    Readers,
+    arbitrate,
+    markup_evidence,
+    word_f1,
+)
 from spidercrawl.extract.consensus import (
     PEER_FACTORIES,
     PEER_MAX_CHARS,
+    PEER_VARIANTS,
     PeerReaders,
     deadline_passed,
     medoid,
-    word_f1,
 )
 from spidercrawl.text import tokenize
 
@@ -39,10 +46,6 @@ logger = logging.getLogger(__name__)
 
 DENSITY = "density"
 RULES = "rules"
-# How closely readability must agree (word F1) with text density's article for it to
-# stand without trafilatura: the gold-free agreement line of the fast path's own target
-# ("agrees with the rendered consensus under word F1 0.8"), set beforehand, not tuned.
-RAW_AGREEMENT = 0.8
 # The fast path's check: the rules' article stands where text density's reading (or then
 # readability's) agrees with it this much; chosen leaving one dataset out, the quickest
 # setting within a standard error of the best (docs/measurements.md).
@@ -65,12 +68,14 @@ class RawHtmlConsensus(PeerReaders):
     def __init__(
         self,
         peers: Sequence[str] | None = None,
-        agreement: float = RAW_AGREEMENT,
         rules_agreement: float = RULES_AGREEMENT,
     ) -> None:
         super().__init__(peers)
-        self.agreement = agreement
         self.rules_agreement = rules_agreement
+        # The peers' other readings the arbiter may ask for (trafilatura keeping more).
+        self.variants = {
+            name: factory() for name, (peer, factory) in PEER_VARIANTS.items() if peer in self.peers
+        }
         if len(self.peers) < 2:
             logger.warning(
                 "Raw HTML: %s not installed; text density alone reads pages no browser "
@@ -88,10 +93,45 @@ class RawHtmlConsensus(PeerReaders):
     def extract(
         self, page: Mapping[str, Any], density: Any, deadline: float | None = None
     ) -> RawChoice:
-        """The article of a raw page without usable rules: text density's (``density``,
-        already made) where readability agrees with it, else the medoid of the three. No
-        peer starts after ``deadline`` (``time.monotonic()``): the page's time budget."""
-        return self._decide(page, {DENSITY: density}, DENSITY, self.agreement, deadline)
+        """The article of a raw page without usable rules, as the arbiter decides
+        (:func:`~spidercrawl.extract.arbiter.arbitrate`; ``density``: text density's
+        article, already made). No reader starts after ``deadline`` (``time.monotonic()``:
+        the page's time budget); past it, the arbiter decides with what it has."""
+        raw = self.raw_input(page)
+        if not raw:
+            why = "no peers installed" if len(self.peers) < 2 else "raw HTML over the peers' size"
+            return RawChoice(density, DENSITY, f"{DENSITY} alone ({why})")
+        if deadline_passed(deadline):
+            return RawChoice(density, DENSITY, "density alone (the page's time budget was spent)")
+        late: list[str] = []
+
+        def read(name: str) -> Any:
+            if deadline_passed(deadline):
+                late.append(name)
+                return self._empty(name)
+            if name in self.variants:
+                return self._peer(name, raw, page, self.variants[name])
+            return self._peer(name, raw, page)
+
+        readers = Readers(read, {DENSITY: density})
+        installed = {*self.peers, *self.variants}
+        verdict = arbitrate(readers, markup_evidence(raw), installed)
+        note = verdict.why
+        failed = [
+            f"{name} failed ({found.error})"
+            for name, found in readers.found.items()
+            if getattr(found, "error", "")
+        ]
+        if failed:
+            note += f"; {', '.join(failed)}: the others decided"
+        if late:
+            note += f" ({', '.join(late)} not asked: the page's time budget was spent)"
+        if not verdict.source:
+            return RawChoice(density, DENSITY, "no reader of the raw HTML found text")
+        chosen = readers[verdict.source]
+        if verdict.source != DENSITY:
+            chosen.confidence = round(verdict.agreement, 3)
+        return RawChoice(chosen, verdict.source, note)
 
     def check_rules(
         self, page: Mapping[str, Any], rules: Any, density: Any, deadline: float | None = None
