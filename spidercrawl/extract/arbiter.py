@@ -37,10 +37,25 @@ TRAFILATURA_RECALL = "trafilatura-recall"
 
 # A reading of fewer words is no article: the reader collapsed on the page.
 MIN_ARTICLE_WORDS = 10
-# Older markup: where readability and text density agree this much (word F1), readability's
-# reading stands; else the medoid of the three, trafilatura leading by ``OLDER_TRAF_LEAD``.
-OLDER_AGREEMENT = 0.9
-OLDER_TRAF_LEAD = 0.3
+
+
+@dataclass(frozen=True)
+class ArbiterSettings:
+    """The arbiter's choices (``benchmarks/arbiter_choice.py`` chooses them again, leaving
+    one dataset out). ``older_agreement``: on older markup, readability's reading stands
+    where text density agrees with it this much (word F1); else the medoid of the three,
+    trafilatura leading by ``older_traf_lead``. ``modern_traf_lead`` None: on today's
+    markup trafilatura's reading is the article; a number: the medoid of the three there
+    too, trafilatura leading by it. ``markers``: which of today's markers make a page
+    modern (None: none does, every page is read as older markup)."""
+
+    older_agreement: float = 0.9
+    older_traf_lead: float = 0.3
+    modern_traf_lead: float | None = None
+    markers: tuple[str, ...] | None = ("viewport", "json-ld", "lazy images")
+
+
+SETTINGS = ArbiterSettings()
 
 # Markers of today's markup, each a feature of pages made after about 2012.
 _MODERN_MARKERS = {
@@ -133,14 +148,25 @@ def medoid_of(readers: Readers, names: list[str], lead: Mapping[str, float]) -> 
     return medoid({name: readers.words(name) for name in names}, lead)
 
 
-def arbitrate(readers: Readers, evidence: MarkupEvidence, installed: set[str]) -> Verdict:
+def arbitrate(
+    readers: Readers,
+    evidence: MarkupEvidence,
+    installed: set[str],
+    settings: ArbiterSettings = SETTINGS,
+) -> Verdict:
     """The article of a never-seen page's raw HTML (see the module doc); ``installed``:
     the readers that can run here (text density always can)."""
     installed = installed | {DENSITY}
     markup = evidence.describe()
-    if evidence.modern and TRAFILATURA in installed:
+    modern = settings.markers is not None and bool(set(evidence.markers) & set(settings.markers))
+    if modern and TRAFILATURA in installed:
         if len(readers.words(TRAFILATURA)) >= MIN_ARTICLE_WORDS:
-            return Verdict(TRAFILATURA, 1.0, f"{markup}: trafilatura's reading")
+            lead = settings.modern_traf_lead
+            if lead is None:
+                return Verdict(TRAFILATURA, 1.0, f"{markup}: trafilatura's reading")
+            names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if n in installed]
+            name, agreement = medoid_of(readers, names, {TRAFILATURA: lead})
+            return Verdict(name, agreement, f"{markup}: consensus of {len(names)} readers")
         recall = TRAFILATURA_RECALL in installed
         if recall and len(readers.words(TRAFILATURA_RECALL)) >= MIN_ARTICLE_WORDS:
             why = "trafilatura found almost nothing; its reading that keeps more"
@@ -151,9 +177,9 @@ def arbitrate(readers: Readers, evidence: MarkupEvidence, installed: set[str]) -
         return Verdict(name, agreement, f"{markup}: {why}")
     if READABILITY in installed and readers.words(READABILITY):
         agreement = readers.agreement(DENSITY, READABILITY)
-        if agreement >= OLDER_AGREEMENT:
+        if agreement >= settings.older_agreement:
             why = f"readability agrees with text density ({agreement:.2f})"
             return Verdict(READABILITY, agreement, f"{markup}: {why}")
     names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if n in installed]
-    name, agreement = medoid_of(readers, names, {TRAFILATURA: OLDER_TRAF_LEAD})
+    name, agreement = medoid_of(readers, names, {TRAFILATURA: settings.older_traf_lead})
     return Verdict(name, agreement, f"{markup}: consensus of {len(names)} readers of the raw HTML")
