@@ -135,12 +135,13 @@ def read_page(task: PageTask) -> dict:
 def grid() -> list[ArbiterSettings]:
     markers = [("viewport", "json-ld", "lazy images"), ("viewport",), None]
     settings = []
-    for marks, agreement, lead, modern in itertools.product(
-        markers, (0.7, 0.8, 0.9, 1.01), (0.0, 0.1, 0.3), (None, 0.1, 0.3, 0.5)
-    ):
+    for marks, agreement, agreeing, lead, modern in itertools.product(
+        markers, (0.7, 0.8, 0.9, 1.01), (READABILITY, DENSITY), (0.0, 0.1, 0.3),
+        (None, 0.1, 0.3, 0.5),
+    ):  # fmt: skip
         if marks is None and modern is not None:
             continue
-        settings.append(ArbiterSettings(agreement, lead, modern, marks))
+        settings.append(ArbiterSettings(agreement, agreeing, lead, modern, marks))
     return settings
 
 

@@ -40,7 +40,7 @@ def test_on_todays_markup_trafilaturas_reading_is_the_article() -> None:
     assert "Section 3" not in item["text"] and "Copyright" not in item["text"]
 
 
-def test_on_older_markup_readability_stands_where_text_density_agrees() -> None:
+def test_on_older_markup_text_density_stands_where_readability_agrees() -> None:
     paragraphs = story_paragraphs()
     consensus = RawHtmlConsensus()
     asked: list[str] = []
@@ -50,7 +50,7 @@ def test_on_older_markup_readability_stands_where_text_density_agrees() -> None:
     }
     result = ExtractionChain(raw=consensus).extract(plain_item(story_page(paragraphs)), None)
     assert "older markup: readability agrees with text density" in result.note, result.note
-    assert result.method == "raw-consensus" and result.extraction.source == "readability"
+    assert result.method == "density" and result.note.endswith(": density's reading")
     assert asked == ["readability"]  # trafilatura's reading could not change the article
     assert all(paragraph in result.extraction.text for paragraph in paragraphs)
 

@@ -37,7 +37,8 @@ def demo_gold_opening() -> str:
 
 def test_extract_html_without_a_model_gives_the_article_item() -> None:
     article = spidercrawl.extract_html(DEMO_PAGE.read_bytes(), url="https://harbourtimes.example/a")
-    assert article["method"] == "density" and "no site model" in article["method_note"]
+    assert article["method"] == "raw-consensus" and "no site model" in article["method_note"]
+    assert "today's markup (json-ld): trafilatura's reading" in article["method_note"]
     assert demo_gold_opening() in article["text"]
     assert article["title"] and article["authors"] and article["published"].startswith("2026")
     assert article["word_count"] > 100

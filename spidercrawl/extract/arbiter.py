@@ -5,8 +5,9 @@ wins everywhere, and the page's own markup says which to trust. On the web of to
 (responsive pages, structured data, lazy images: :func:`markup_evidence`) trafilatura's
 reading is the best of the three wherever it finds an article, and the other two mostly
 take boilerplate in or leave sub-headlines out; on older markup (tables, fonts, no
-viewport) readability and text density read better, and where they agree closely that
-reading stands (trafilatura is not asked: its reading could not change the article). On
+viewport) readability and text density read better, and where they agree closely text
+density's reading stands (trafilatura is not asked: its reading could not change the
+article). On
 today's markup trafilatura reads every page; on older markup it is the third voice of the
 medoid where the two others disagree.
 
@@ -42,17 +43,23 @@ MIN_ARTICLE_WORDS = 10
 @dataclass(frozen=True)
 class ArbiterSettings:
     """The arbiter's choices (``benchmarks/arbiter_choice.py`` chooses them again, leaving
-    one dataset out). ``older_agreement``: on older markup, readability's reading stands
-    where text density agrees with it this much (word F1); else the medoid of the three,
+    one dataset out). ``older_agreement``: on older markup, where readability's and text
+    density's readings agree this much (word F1), ``older_agreeing_reader``'s stands (text
+    density's keeps the page's structure: lists, tables, code); else the medoid of the three,
     trafilatura leading by ``older_traf_lead``. ``modern_traf_lead`` None: on today's
     markup trafilatura's reading is the article; a number: the medoid of the three there
     too, trafilatura leading by it. ``markers``: which of today's markers make a page
     modern (None: none does, every page is read as older markup)."""
 
     older_agreement: float = 0.9
+    older_agreeing_reader: str = DENSITY
     older_traf_lead: float = 0.3
     modern_traf_lead: float | None = None
     markers: tuple[str, ...] | None = ("viewport", "json-ld", "lazy images")
+
+    def reads_as_today(self, evidence: MarkupEvidence) -> bool:
+        """Whether a page of ``evidence`` is read as today's markup."""
+        return self.markers is not None and bool(set(evidence.markers) & set(self.markers))
 
 
 SETTINGS = ArbiterSettings()
@@ -148,6 +155,30 @@ def medoid_of(readers: Readers, names: list[str], lead: Mapping[str, float]) -> 
     return medoid({name: readers.words(name) for name in names}, lead)
 
 
+def todays_reading(
+    readers: Readers,
+    evidence: MarkupEvidence,
+    installed: set[str],
+    settings: ArbiterSettings = SETTINGS,
+) -> Verdict | None:
+    """trafilatura's reading of a page of today's markup where it found an article; None
+    where the markup is older or trafilatura found almost nothing (the others decide).
+    The first step of :func:`arbitrate`, and of the rendered never-seen page's vote, where
+    our blocks are one more reader (:meth:`~spidercrawl.extract.consensus.
+    ConsensusExtractor.vote`)."""
+    if not settings.reads_as_today(evidence) or TRAFILATURA not in installed:
+        return None
+    if len(readers.words(TRAFILATURA)) < MIN_ARTICLE_WORDS:
+        return None
+    markup = evidence.describe()
+    lead = settings.modern_traf_lead
+    if lead is None:
+        return Verdict(TRAFILATURA, 1.0, f"{markup}: trafilatura's reading")
+    names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if n in installed | {DENSITY}]
+    name, agreement = medoid_of(readers, names, {TRAFILATURA: lead})
+    return Verdict(name, agreement, f"{markup}: consensus of {len(names)} readers")
+
+
 def arbitrate(
     readers: Readers,
     evidence: MarkupEvidence,
@@ -158,15 +189,10 @@ def arbitrate(
     the readers that can run here (text density always can)."""
     installed = installed | {DENSITY}
     markup = evidence.describe()
-    modern = settings.markers is not None and bool(set(evidence.markers) & set(settings.markers))
-    if modern and TRAFILATURA in installed:
-        if len(readers.words(TRAFILATURA)) >= MIN_ARTICLE_WORDS:
-            lead = settings.modern_traf_lead
-            if lead is None:
-                return Verdict(TRAFILATURA, 1.0, f"{markup}: trafilatura's reading")
-            names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if n in installed]
-            name, agreement = medoid_of(readers, names, {TRAFILATURA: lead})
-            return Verdict(name, agreement, f"{markup}: consensus of {len(names)} readers")
+    verdict = todays_reading(readers, evidence, installed, settings)
+    if verdict is not None:
+        return verdict
+    if settings.reads_as_today(evidence) and TRAFILATURA in installed:
         recall = TRAFILATURA_RECALL in installed
         if recall and len(readers.words(TRAFILATURA_RECALL)) >= MIN_ARTICLE_WORDS:
             why = "trafilatura found almost nothing; its reading that keeps more"
@@ -178,8 +204,9 @@ def arbitrate(
     if READABILITY in installed and readers.words(READABILITY):
         agreement = readers.agreement(DENSITY, READABILITY)
         if agreement >= settings.older_agreement:
-            why = f"readability agrees with text density ({agreement:.2f})"
-            return Verdict(READABILITY, agreement, f"{markup}: {why}")
+            reader = settings.older_agreeing_reader
+            why = f"readability agrees with text density ({agreement:.2f}): {reader}'s reading"
+            return Verdict(reader, agreement, f"{markup}: {why}")
     names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if n in installed]
     name, agreement = medoid_of(readers, names, {TRAFILATURA: settings.older_traf_lead})
     return Verdict(name, agreement, f"{markup}: consensus of {len(names)} readers of the raw HTML")

@@ -31,8 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spidercrawl.document.structure import lines_html
+from spidercrawl.extract.arbiter import (
+    SETTINGS,
+    TRAFILATURA,
+    Readers,
+    markup_evidence,
+    todays_reading,
+    word_f1,
+)
 from spidercrawl.extract.arbiter import medoid as medoid_of_words
-from spidercrawl.extract.arbiter import word_f1
 from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
@@ -437,21 +444,36 @@ class ConsensusExtractor(PeerReaders):
     def vote(
         self, page: Mapping[str, Any], own: Any, gate: bool = True, own_bonus: float | None = None
     ) -> tuple[Any, str]:
-        """The medoid of ``own`` (our blocks' article of ``page``) and the peers' articles,
-        the peers run only where text density (unless ``gate`` is False) and then the
-        quicker peer leave it open (see :meth:`extract`), and how it was chosen.
-        ``own_bonus``: ours' lead (this extractor's ``own_bonus`` by default)."""
+        """The article of ``page`` among ``own`` (our blocks' article) and the peers' of its
+        raw HTML, and how it was chosen. On today's markup, trafilatura's reading where it
+        found an article (the arbiter's first step, :func:`~spidercrawl.extract.arbiter.
+        todays_reading`); otherwise the medoid of ``own`` and the peers' articles, the peers
+        run only where text density (unless ``gate`` is False) and then the quicker peer
+        leave it open (see :meth:`extract`). ``own_bonus``: ours' lead (this extractor's
+        ``own_bonus`` by default)."""
         raw = self.peer_input(page)
         if not raw:
             return own, ""
+        found: dict[str, PeerExtraction] = {}
+        evidence = markup_evidence(raw)
+        if SETTINGS.reads_as_today(evidence) and TRAFILATURA in self.peers:
+            readers = Readers(lambda name: self._peer(name, raw, page))
+            verdict = todays_reading(readers, evidence, set(self.peers))
+            if verdict is not None:
+                chosen = readers[verdict.source]
+                chosen.confidence = round(verdict.agreement, 3)
+                return chosen, f"consensus: {verdict.why}"
+            found.update(readers.found)  # trafilatura's reading: one vote below
         if gate and self.density_agreement is not None:
             agreement = self.agreement_with_density(page, own)
             if agreement >= self.density_agreement:
                 own.confidence = round(agreement, 3)
                 return own, f"consensus: the blocks' text, text density agreeing ({agreement:.2f})"
-        found, agreement = self._quicker_peer(page, raw, own, own_bonus)
+        first = self.first_peer
+        if first not in found:
+            found[first] = self._peer(first, raw, page)
+        agreement = self.settled(own, found[first], own_bonus)
         if agreement is not None:
             own.confidence = round(agreement, 3)
-            (first,) = found
             return own, f"consensus: the blocks' text, {first} agreeing ({agreement:.2f})"
         return self.choose(self._all_peers(page, raw, own, found), own_bonus)
