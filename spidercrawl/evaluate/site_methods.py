@@ -47,6 +47,13 @@ from spidercrawl.evaluate.runner import (
     read_gold,
     score_record,
 )
+from spidercrawl.extract.arbiter import (
+    TRAFILATURA,
+    Readers,
+    Verdict,
+    markup_evidence,
+    todays_reading,
+)
 from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.consensus import (
     DENSITY_AGREEMENT,
@@ -448,6 +455,15 @@ def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str
     return {**page, "raw_html": decode_html(raw)[0]}
 
 
+def _todays_reading(raw: str, peers: dict[str, PeerExtraction]) -> Verdict | None:
+    """The arbiter's first step on a rendered page's peers (trafilatura's reading of a page
+    of today's markup where it found an article), as the crawl's vote takes it."""
+    if not raw or TRAFILATURA not in peers:
+        return None
+    readers = Readers(lambda name: PeerExtraction.of_text("", 0.0, name), dict(peers))
+    return todays_reading(readers, markup_evidence(raw), set(peers))
+
+
 def run_unseen(job: SiteJob) -> SiteOutcome:
     """Each page as the crawl extracts a site never seen (the consensus of our blocks and
     the peers, :mod:`spidercrawl.extract.consensus`), once per ``own_bonus`` of the grid,
@@ -493,6 +509,7 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
                 PeerTiming(job.dataset, job.site, page_id, PEER_METHODS[name], call_seconds)
             )
         found = {OWN: own, **peers}
+        todays = _todays_reading(raw, peers)  # as ConsensusExtractor.vote's first step
         # The article item's text per chosen candidate, made once, and what making it took:
         # charged to every setting that chooses that candidate, as a crawl makes one item.
         texts: dict[str, tuple[str, float]] = {}
@@ -502,6 +519,8 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
             began = page_clock()
             if bonus is None or not peers:
                 chosen, how, extra = own, "", 0.0
+            elif todays is not None:
+                chosen, how, extra = peers[todays.source], todays.why, peer_seconds[todays.source]
             elif agreement is not None and density_agreement >= agreement:
                 chosen, how, extra = own, "text density agreeing", agreement_seconds
             elif consensus.settled(own, peers[first], bonus) is not None:
