@@ -1,6 +1,9 @@
 """Sites never seen: the article three extractors agree on most.
 
-A site with no model is extracted three ways: our cross-site extractor on the rendered
+On a page of today's markup, trafilatura's reading of the raw HTML where it finds an
+article: the first step of the arbiter of raw HTML (:func:`~spidercrawl.extract.arbiter.
+todays_reading`), which on today's pages reads better than our blocks. Otherwise a site
+with no model is extracted three ways: our cross-site extractor on the rendered
 page's blocks (:mod:`spidercrawl.extract.unseen`), and two well-kept peers on the page's
 raw HTML, trafilatura (Apache-2.0) and readability-lxml (Apache-2.0). Each is right where
 the others fail in their own way (the blocks see the rendered layout and CSS; trafilatura
