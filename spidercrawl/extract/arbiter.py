@@ -116,11 +116,17 @@ class Readers:
     def agreement(self, first: str, second: str) -> float:
         return word_f1(self.words(first), self.words(second))
 
+    def agreement_with_density(self, name: str) -> float:
+        """How far ``name``'s article agrees with text density's, where that is at hand
+        (0.0 where not): the confidence of a reading taken without a vote."""
+        return self.agreement(name, DENSITY) if DENSITY in self.found else 0.0
+
 
 @dataclass
 class Verdict:
-    """The reader whose article the arbiter delivers, the agreement that chose it (1.0
-    where no vote was needed) and why, in words for the item's note."""
+    """The reader whose article the arbiter delivers, its agreement with the others (the
+    article's confidence; with text density's alone where no vote was needed) and why, in
+    words for the item's note."""
 
     source: str
     agreement: float
@@ -173,7 +179,8 @@ def todays_reading(
     markup = evidence.describe()
     lead = settings.modern_traf_lead
     if lead is None:
-        return Verdict(TRAFILATURA, 1.0, f"{markup}: trafilatura's reading")
+        agreement = readers.agreement_with_density(TRAFILATURA)
+        return Verdict(TRAFILATURA, agreement, f"{markup}: trafilatura's reading")
     names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if n in installed | {DENSITY}]
     name, agreement = medoid_of(readers, names, {TRAFILATURA: lead})
     return Verdict(name, agreement, f"{markup}: consensus of {len(names)} readers")
@@ -196,7 +203,8 @@ def arbitrate(
         recall = TRAFILATURA_RECALL in installed
         if recall and len(readers.words(TRAFILATURA_RECALL)) >= MIN_ARTICLE_WORDS:
             why = "trafilatura found almost nothing; its reading that keeps more"
-            return Verdict(TRAFILATURA_RECALL, 1.0, f"{markup}: {why}")
+            agreement = readers.agreement_with_density(TRAFILATURA_RECALL)
+            return Verdict(TRAFILATURA_RECALL, agreement, f"{markup}: {why}")
         names = [n for n in (DENSITY, READABILITY, TRAFILATURA_RECALL) if n in installed]
         name, agreement = medoid_of(readers, names, {})
         why = "trafilatura found almost nothing; the medoid of the others"

@@ -462,9 +462,11 @@ class ConsensusExtractor(PeerReaders):
         if SETTINGS.reads_as_today(evidence) and TRAFILATURA in self.peers:
             readers = Readers(lambda name: self._peer(name, raw, page))
             verdict = todays_reading(readers, evidence, set(self.peers))
-            if verdict is not None:
+            if verdict is not None:  # its confidence: how far our blocks agree with it
                 chosen = readers[verdict.source]
-                chosen.confidence = round(verdict.agreement, 3)
+                chosen.confidence = round(
+                    word_f1(readers.words(verdict.source), tokenize(own.text)), 3
+                )
                 return chosen, f"consensus: {verdict.why}"
             found.update(readers.found)  # trafilatura's reading: one vote below
         if gate and self.density_agreement is not None:

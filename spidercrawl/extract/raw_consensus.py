@@ -55,7 +55,8 @@ RULES_AGREEMENT = 0.4
 @dataclass
 class RawChoice:
     """The chain's article of a raw page: the extraction, which candidate it is (``density``,
-    ``rules``, ``readability`` or ``trafilatura``) and how it was chosen."""
+    ``rules``, ``readability``, ``trafilatura`` or ``trafilatura-recall``) and how it was
+    chosen."""
 
     extraction: Any
     source: str
@@ -63,7 +64,8 @@ class RawChoice:
 
 
 class RawHtmlConsensus(PeerReaders):
-    """The medoid of the readers of raw HTML (see the module doc)."""
+    """The readers of raw HTML, and the article the arbiter (or, for the fast path's
+    doubted rules, their medoid) takes from them (see the module doc)."""
 
     def __init__(
         self,
