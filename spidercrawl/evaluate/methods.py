@@ -69,8 +69,9 @@ def _trafilatura_metadata() -> PageExtractor:
 
 def _raw_consensus() -> PageExtractor:
     """``spidercrawl.extract_html`` without a site model, as users call it: the extraction
-    chain's consensus of text density, readability-lxml and trafilatura on the raw HTML
-    (:mod:`spidercrawl.extract.raw_consensus`), the article item's text (headline first)."""
+    chain's readers of raw HTML (text density, readability-lxml, trafilatura) and the
+    arbiter's choice among them (:mod:`spidercrawl.extract.arbiter`), the article item's
+    text (headline first)."""
     from spidercrawl.extract.api import extract_html
 
     return lambda html: extract_html(html)["text"]
