@@ -4,6 +4,8 @@ leaves the decision to the others, and the item's note says so."""
 
 from __future__ import annotations
 
+import time
+
 import spidercrawl
 from spidercrawl.extract.arbiter import markup_evidence
 from spidercrawl.extract.chain import ExtractionChain
@@ -79,3 +81,11 @@ def test_where_trafilatura_finds_almost_nothing_its_reading_that_keeps_more_is_a
     assert result.extraction.source == "trafilatura-recall", result.note
     assert "its reading that keeps more" in result.note
     assert all(paragraph in result.extraction.text for paragraph in paragraphs)
+
+
+def test_markup_evidence_of_a_hostile_page_is_bounded() -> None:
+    """Four megabytes of unclosed ``<meta`` tags (the peers' size limit): read in one pass,
+    each tag's attributes only to the next angle bracket."""
+    started = time.monotonic()
+    assert not markup_evidence("<meta " * 650_000).modern
+    assert time.monotonic() - started < 0.5

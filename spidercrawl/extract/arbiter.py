@@ -66,7 +66,7 @@ SETTINGS = ArbiterSettings()
 
 # Markers of today's markup, each a feature of pages made after about 2012.
 _MODERN_MARKERS = {
-    "viewport": re.compile(r"""<meta[^>]{0,200}name\s*=\s*["']?viewport""", re.I),
+    "viewport": re.compile(r"""<meta[^<>]{0,200}name\s*=\s*["']?viewport""", re.I),
     "json-ld": re.compile(r"""application/ld\+json""", re.I),
     "lazy images": re.compile(r"""loading\s*=\s*["']?lazy""", re.I),
 }
