@@ -78,6 +78,19 @@ def test_the_readability_peer_gives_readabilitys_text_and_leaves_its_cleaner_alo
     assert all(paragraph in text for paragraph in paragraphs)
 
 
+def test_the_readability_peer_puts_cells_and_nested_items_on_lines_of_their_own() -> None:
+    """Table cells and a list inside a list item are not glued to their neighbours' words,
+    and a control character in a paragraph (text lxml reads but will not write) costs the
+    article nothing."""
+    from spidercrawl.extract.consensus import PEER_FACTORIES
+    from tests.test_markdown import ARTICLE_PAGE
+
+    raw = ARTICLE_PAGE.replace("the mayor said.", "the mayor \x02said.")
+    lines = [line.strip() for line in PEER_FACTORIES["readability"]()(raw).splitlines()]
+    assert {"Phase", "First", "A new pier for the ferries", "with a waiting room"} <= set(lines)
+    assert any(line.startswith('"This is the biggest change') for line in lines)
+
+
 def test_the_crawl_extracts_a_site_never_seen_by_consensus() -> None:
     extractor = ConsensusExtractor(UnseenExtractor.load())
     assert set(extractor.peers) == {"trafilatura", "readability"}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import logging
+import re
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -135,6 +136,24 @@ def _trafilatura(favor_recall: bool = False) -> PeerExtractor:
     return extract
 
 
+# The elements whose text readability's article gives a line of its own: paragraphs,
+# headings, list items, table cells and the blocks around them.
+_READABILITY_BLOCKS = (
+    "p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "br", "div", "pre",
+    "td", "th", "tr", "table", "ul", "ol", "dl", "dt", "dd", "figcaption", "section",
+    "article", "header", "footer", "aside", "figure", "address",
+)  # fmt: skip
+
+
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _writable(text: str | None) -> str:
+    """``text`` as lxml writes it back: it reads control characters from HTML but refuses
+    to set them (and empties the text it was setting)."""
+    return _CONTROL_CHARACTERS.sub(" ", text or "")
+
+
 def _readability() -> PeerExtractor:
     import lxml.html
     import readability.readability as readability_module
@@ -158,8 +177,10 @@ def _readability() -> PeerExtractor:
         if not summary.strip():
             return ""
         root = lxml.html.fromstring(summary)
-        for block in root.iter("p", "li", "h1", "h2", "h3", "h4", "blockquote", "br", "div"):
-            block.tail = "\n" + (block.tail or "")  # paragraphs on lines of their own
+        for block in root.iter(*_READABILITY_BLOCKS):  # paragraphs on lines of their own
+            if block.tag != "br":  # not glued to the text before it (a list in an item)
+                block.text = "\n" + _writable(block.text)
+            block.tail = "\n" + _writable(block.tail)
         return root.text_content()
 
     return extract
