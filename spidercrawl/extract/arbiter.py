@@ -7,9 +7,8 @@ reading is the best of the three wherever it finds an article, and the other two
 take boilerplate in or leave sub-headlines out; on older markup (tables, fonts, no
 viewport) readability and text density read better, and where they agree closely text
 density's reading stands (trafilatura is not asked: its reading could not change the
-article). On
-today's markup trafilatura reads every page; on older markup it is the third voice of the
-medoid where the two others disagree.
+article). On today's markup trafilatura reads every page; on older markup it is the third
+voice of the medoid where the two others disagree.
 
 The arbiter decides page by page from gold-free evidence only: the markup, each reader's
 length and their agreement (word-level LCS F1). Its constants were chosen leaving one

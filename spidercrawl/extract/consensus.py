@@ -202,14 +202,19 @@ def available_peers() -> list[str]:
     return [name for name in PEERS if importlib.util.find_spec(name) is not None]  # as imported
 
 
-def peer_text(name: str, peer: PeerExtractor, raw: str, url: object = None) -> str:
-    """``peer``'s text of ``raw``, empty where the peer fails: its failure is not ours, and
-    is one vote less."""
+def _call_peer(name: str, peer: PeerExtractor, raw: str, url: object = None) -> tuple[str, str]:
+    """``peer``'s text of ``raw`` and "", or "" and what it raised: its failure is not ours,
+    and is one vote less."""
     try:
-        return peer(raw)
+        return peer(raw), ""
     except Exception as error:
         logger.debug("%s failed on %s: %s", name, url, error)
-        return ""
+        return "", f"{type(error).__name__}: {str(error)[:120]}".rstrip(": ")
+
+
+def peer_text(name: str, peer: PeerExtractor, raw: str, url: object = None) -> str:
+    """``peer``'s text of ``raw``, empty where the peer fails."""
+    return _call_peer(name, peer, raw, url)[0]
 
 
 def medoid(candidates: Mapping[str, str], bonus: Mapping[str, float]) -> tuple[str, float]:
@@ -251,14 +256,10 @@ class PeerReaders:
     ) -> PeerExtraction:
         """One peer's article of ``raw`` (empty where the peer fails); ``extractor``: the
         peer's reading with other settings, in place of its own."""
-        try:
-            text = (extractor or self.peers[name])(raw)
-        except Exception as error:  # the peer's failure is not ours: one voice less
-            logger.debug("%s failed on %s: %s", name, page.get("url"), error)
-            failed = PeerExtraction.of_text("", 0.0, name)
-            failed.error = f"{type(error).__name__}: {str(error)[:120]}".rstrip(": ")
-            return failed
-        return PeerExtraction.of_text(text, 0.0, name, raw)
+        text, error = _call_peer(name, extractor or self.peers[name], raw, page.get("url"))
+        extraction = PeerExtraction.of_text(text, 0.0, name, raw)
+        extraction.error = error
+        return extraction
 
     @staticmethod
     def _empty(name: str) -> PeerExtraction:
@@ -412,11 +413,19 @@ class ConsensusExtractor(PeerReaders):
         return agreement if agreement > 1 - bonus else None
 
     def _quicker_peer(
-        self, page: Mapping[str, Any], raw: str, extraction: Any, own_bonus: float | None = None
+        self,
+        page: Mapping[str, Any],
+        raw: str,
+        extraction: Any,
+        own_bonus: float | None = None,
+        found: dict[str, PeerExtraction] | None = None,
     ) -> tuple[dict[str, PeerExtraction], float | None]:
-        """The first peer's article, and :meth:`settled` of ``extraction`` by it."""
+        """The peers' articles read so far (``found``) with the first peer's, and
+        :meth:`settled` of ``extraction`` by it."""
         first = self.first_peer
-        found = {first: self._peer(first, raw, page)}
+        found = dict(found or {})
+        if first not in found:
+            found[first] = self._peer(first, raw, page)
         return found, self.settled(extraction, found[first], own_bonus)
 
     def _all_peers(
@@ -495,10 +504,8 @@ class ConsensusExtractor(PeerReaders):
             if agreement >= self.density_agreement:
                 own.confidence = round(agreement, 3)
                 return own, f"consensus: the blocks' text, text density agreeing ({agreement:.2f})"
+        found, agreement = self._quicker_peer(page, raw, own, own_bonus, found)
         first = self.first_peer
-        if first not in found:
-            found[first] = self._peer(first, raw, page)
-        agreement = self.settled(own, found[first], own_bonus)
         if agreement is not None:
             own.confidence = round(agreement, 3)
             return own, f"consensus: the blocks' text, {first} agreeing ({agreement:.2f})"

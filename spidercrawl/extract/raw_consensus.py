@@ -8,7 +8,7 @@ for:
 - a page with no site model, or whose site's rules fail their check (``extract_html``,
   the extract command, a page whose render failed): the arbiter of
   :mod:`spidercrawl.extract.arbiter` decides among the readers, from the page's markup and
-  their agreement; trafilatura reads every such page;
+  their agreement (a reader it does not need is not run);
 - a page of the fast path whose rules' article the independent reading doubts
   (:meth:`RawHtmlConsensus.check_rules`): the medoid of the rules', density's and the
   peers' articles, the quicker peer (readability) first; where it agrees with the rules to
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spidercrawl.extract.arbiter import (
+    DENSITY,
     Readers,
     arbitrate,
     markup_evidence,
@@ -44,7 +45,6 @@ from spidercrawl.text import tokenize
 
 logger = logging.getLogger(__name__)
 
-DENSITY = "density"
 RULES = "rules"
 # The fast path's check: the rules' article stands where text density's reading (or then
 # readability's) agrees with it this much; chosen leaving one dataset out, the quickest
