@@ -78,3 +78,54 @@ def test_a_malformed_consensus_field_labels_by_relevance(field) -> None:
 def test_an_unknown_label_source_is_refused() -> None:
     with pytest.raises(ValueError, match="labels must be one of"):
         SiteModel(labels="gold")
+
+
+RELATED = [*ENTRY[:2], ("div", "", ("related",))]
+KEPT_BY_THE_READING = (2, 5, 7)  # the pages whose reading keeps the related box
+
+
+def page_with_related(number: int) -> tuple[dict, str, list[str], list[str]]:
+    """An article page with a related-articles box below the body: linked teasers, long
+    enough to pass for prose. Returns the page item, the page-level reading's article (the
+    box kept on the pages of ``KEPT_BY_THE_READING``), the body and the teasers."""
+    rng = random.Random(1000 + number)
+    page = PageBuilder()
+    for name in ("News", "Sport", "Weather"):
+        page.add(NAV, "a", name, {}, link=True)
+    title = f"The harbour{number} story"
+    page.add(ENTRY[:2], "h1", title, {"font-size": "32px"})
+    body = [sentence(rng, 40) for _ in range(5)]
+    for text in body:
+        page.add(ENTRY, "p", text, {"font-size": "16px"})
+    teasers = [sentence(rng, 22) for _ in range(3)]
+    for text in teasers:
+        page.add(RELATED, "p", text, {"font-size": "14px", "color": "gray"}, link=True)
+    page.add(FOOTER, "p", "© The Harbour Times", {"font-size": "11px"})
+    item = page.page(number, title, f"harbour{number} {body[0][:60]}")
+    kept = body + (teasers if number in KEPT_BY_THE_READING else [])
+    return item, "\n\n".join([title, *kept]), body, teasers
+
+
+def test_the_site_vote_leaves_out_a_box_the_reading_keeps_on_a_few_pages() -> None:
+    """Ten pages; the page-level reading keeps the related box on three. Taken block by
+    block, those three pages teach the box as article; voted across the site by template
+    role, no page does, and the model leaves the box out of all ten."""
+    pages, made = [], []
+    for number in range(10):
+        item, reading, body, teasers = page_with_related(number)
+        made.append((dict(item), body, teasers))
+        item[CONSENSUS_FIELD] = ConsensusArticle(reading, 0.9).as_field()
+        pages.append(item)
+
+    def box_labelled_on(source: str) -> set[int]:
+        blocks, labels = SiteModel(labels=source).auto_label(pages)
+        return {b.page for b, label in zip(blocks, labels, strict=True) if label and b.link_chars}
+
+    assert box_labelled_on("consensus") == set(KEPT_BY_THE_READING)
+    assert box_labelled_on("voted") == set()
+    voted = SiteModel(labels="voted").fit(pages)
+    assert voted.clustering_["label_basis"].startswith("voted on 10 of 10 pages")
+    for item, body, teasers in made:
+        text = voted.extract(item).text
+        assert all(paragraph in text for paragraph in body)
+        assert not any(teaser in text for teaser in teasers), item["url"]

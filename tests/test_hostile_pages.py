@@ -6,6 +6,7 @@ Real Chromium, real HTTP servers on 127.0.0.1 and real ``scrapy crawl`` runs."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 from spidercrawl.runner import PROJECT_ROOT, read_jsonl
 from spidercrawl.serve import SnapshotRequestHandler, serving
 from spidercrawl.snapshot import SiteSnapshot
+from tests.conftest import run_crawl
 
 ARTICLE = "".join(
     f"<p>Paragraph {n} of the harbour story: the council voted on the new quay, and "
@@ -188,3 +190,55 @@ def test_one_sigterm_ends_a_stuck_crawl_with_every_page(tmp_path, chromium_path)
     assert {"/pages/busy.html", "/pages/plain.html", "/pages/string.html"} <= set(by_path)
     assert "the crawl is closing" in by_path["/pages/busy.html"]["render_failed"]
     assert json.dumps(items)  # plain JSON throughout
+
+
+def build_learnable_site(root: Path, pages: int = 8) -> Path:
+    """A site of article pages that differ (a model can be learned from them: near-duplicate
+    pages teach nothing), in one template of navigation, article and footer."""
+    site = root / "harbour.example"
+    (site / "pages").mkdir(parents=True)
+    rng = random.Random(7)
+    words = [f"word{n}" for n in range(300)]
+    for n in range(pages):
+        body = "".join(
+            f"<p>{' '.join(rng.choice(words) for _ in range(40)).capitalize()}.</p>"
+            for _ in range(6)
+        )
+        (site / "pages" / f"story{n}.html").write_text(
+            f"<html><head><title>Story {n}</title></head><body>"
+            f"<nav><a href='/'>News</a> <a href='/'>Sport</a></nav><article>"
+            f"<h1>Story {n} of the harbour</h1>{body}</article>"
+            f"<footer><p>The Harbour Times</p></footer></body></html>"
+        )
+    return site
+
+
+def test_a_page_its_script_empties_is_read_from_its_raw_html_with_learning_on(
+    tmp_path, chromium_path
+) -> None:
+    """Learning on (the default), the site's model learned: a page whose script empties its
+    body after load is not judged on its empty DOM and dropped; its article is read from
+    its raw HTML, as with learning off."""
+    site = build_learnable_site(tmp_path)
+    (site / "pages" / "zz-empties.html").write_text(
+        f"<html><head><title>The harbour vote</title></head><body>"
+        f"<nav><a href='/'>News</a> <a href='/'>Sport</a></nav><article>"
+        f"<h1>The harbour vote (empties)</h1>{ARTICLE}</article>"
+        f"<footer><p>The Harbour Times</p></footer>"
+        f"<script>{SCRIPTS['empties']}</script></body></html>"
+    )
+    with serving(site) as server:
+        out = tmp_path / "articles.jsonl"
+        result = run_crawl(
+            "harbour.example", server.base_url, out, "-a", "render=all",
+            "-s", f"MODELS_DIR={tmp_path / 'models'}", "-s", "LEARN_MIN_PAGES=5",
+            pages=False, timeout=200,
+        )  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    assert "learned a model from" in result.log
+    by_path = {urlsplit(item["url"]).path: item for item in result.items}
+    assert "/pages/zz-empties.html" in by_path, sorted(by_path)
+    emptied = by_path["/pages/zz-empties.html"]
+    assert "Paragraph 7 of the harbour story" in emptied["text"]
+    assert "raw HTML" in emptied["method_note"], emptied["method_note"]
+    assert {f"/pages/story{n}.html" for n in range(8)} <= set(by_path)

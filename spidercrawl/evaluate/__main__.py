@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 
 from spidercrawl import settings as crawl_settings
@@ -449,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     summary = report.summarize(records, skipped, run)
     summary.update(extra)
+    if "learning_curve" in extra:
+        summary["learning_curve"] = [asdict(row) for row in extra["learning_curve"]]
     if snippet_rows:
         summary["snippet_datasets"] = snippet_rows
     split = report.rules_split(records)
@@ -489,8 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     if records:
         report.plot_f1_distribution(args.out / "f1_distribution.png", records)
     if "learning_curve" in extra:
-        curve = {n: point["f1"] for n, point in extra["learning_curve"].items()}
-        report.plot_learning_curve(args.out / "learning_curve.png", curve)
+        report.plot_learning_curve(args.out / "learning_curve.png", extra["learning_curve"])
         tables.append(report.curve_table(extra["learning_curve"]))
         text = "\n".join(tables)
         write_atomically(args.out / "report.md", text)

@@ -5,13 +5,17 @@ from __future__ import annotations
 import csv
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from spidercrawl.evaluate.methods import PEERS
 from spidercrawl.evaluate.metrics import SPECIAL_CASES
 from spidercrawl.evaluate.runner import PageRecord, PeerTiming
 from spidercrawl.files import write_json_atomically
+
+if TYPE_CHECKING:
+    from spidercrawl.evaluate.site_methods import CurveRow
 
 # Beyond the four cases of seed 002: the method raised, or the page has no gold text.
 ALL_CASES = (*SPECIAL_CASES, "error", "no_gold")
@@ -463,30 +467,43 @@ def plot_f1_distribution(path: Path, records: list[PageRecord]) -> None:
     plt.close(figure)
 
 
-def plot_learning_curve(path: Path, curve: Mapping[int, float | None]) -> None:
-    """F1 of the learned method against the number of training pages."""
+def plot_learning_curve(path: Path, rows: Sequence[CurveRow]) -> None:
+    """F1 of the learned method against the number of training pages, one line per
+    dataset and largest size."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points = sorted((n, f1) for n, f1 in curve.items() if f1 is not None)
-    if not points:
+    rows = [row for row in rows if len(row.f1) > 1]
+    if not rows:
         return
-    figure, axis = plt.subplots(figsize=(6, 4))
-    axis.plot([n for n, _ in points], [f1 for _, f1 in points], marker="o")
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for row in rows:
+        points = sorted(row.f1.items())
+        label = f"{row.dataset}, {row.sites} sites of {row.up_to + 1}+ pages"
+        axis.plot([n for n, _ in points], [f1 for _, f1 in points], marker="o", label=label)
     axis.set_xlabel("training pages per site")
-    axis.set_ylabel("mean F1 on held-out pages")
-    axis.set_ylim(0, 1.02)
+    axis.set_ylabel("mean F1 on the same held-out pages")
     axis.grid(alpha=0.3)
+    axis.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
-def curve_table(curve: Mapping[int, Mapping[str, object]]) -> str:
-    """The learning curve of ``learned``: mean held-out F1 per number of training pages."""
-    lines = ["## learned: F1 against training pages", "", "| N | sites | F1 |", "|---|---|---|"]
-    for n, point in sorted(curve.items()):
-        lines.append(f"| {n} | {point['sites']} | {_fmt(point['f1'])} |")
+def curve_table(rows: Sequence[CurveRow]) -> str:
+    """The learning curve of ``learned``: per dataset and group of sites (those with more
+    pages than the row's largest size), mean F1 on the same test pages per training size."""
+    sizes = sorted({n for row in rows for n in row.f1})
+    head = " | ".join(f"N={n}" for n in sizes)
+    lines = [
+        "## learned: F1 against training pages (same sites and test pages in a row)",
+        "",
+        f"| dataset | sites (pages) | {head} |",
+        "|---|---|" + "---|" * len(sizes),
+    ]
+    for row in rows:
+        cells = " | ".join(_fmt(row.f1.get(n)) for n in sizes)
+        lines.append(f"| {row.dataset} | {row.sites} ({row.up_to + 1}+) | {cells} |")
     return "\n".join(lines) + "\n"

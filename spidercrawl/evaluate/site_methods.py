@@ -5,7 +5,8 @@
 learned from some pages without labels, and the other pages are extracted and scored.
 With ``folds`` K every page is scored once by a model that did not see it; with
 ``train_pages`` N the model learns from N pages and the rest are scored. The learning curve
-(N = 2, 5, 10, 20, test on the rest) is measured alongside.
+is measured alongside, on the same sites and test pages at every size
+(:func:`curve_sizes`).
 
 ``rules`` is the crawl's fast path on a learned site: the model's extraction rules on each
 held-out page's raw HTML, and the rendered page with the model where the rules' check
@@ -79,7 +80,7 @@ TRAIN_TEST_METHODS = frozenset({"learned", "rules"})
 
 logger = logging.getLogger(__name__)
 
-LEARNING_CURVE = (2, 5, 10, 20)
+LEARNING_CURVE = (2, 3, 5, 10, 20)
 UNSEEN_SITE_FOLDS = 4
 DEFAULT_FOLDS = 4
 SEED = 20261123
@@ -390,14 +391,22 @@ def run_rules(job: SiteJob) -> SiteOutcome:
     return outcome
 
 
+def curve_sizes(pages: int) -> tuple[int, ...]:
+    """The training sizes of the learning curve a site of ``pages`` pages is measured at:
+    those of ``LEARNING_CURVE`` that leave at least one page to test. Every size is tested
+    on the same pages (those after the largest size's training pages), so that the curve
+    compares sizes, not sites or pages."""
+    return tuple(n for n in LEARNING_CURVE if n < pages)
+
+
 def run_learned(job: SiteJob) -> SiteOutcome:
     outcome = SiteOutcome()
     ids = _held_out(job, outcome, _score_with)
-    for n in LEARNING_CURVE if job.learning_curve else ():
-        if len(ids) > n:
-            model = _learn(job, ids[:n], outcome)
-            scored = _score_with(job, model, ids[n:], "")
-            outcome.curve[n] = [r.f1 for r in scored if not r.special_case]
+    sizes = curve_sizes(len(ids)) if job.learning_curve else ()
+    for n in sizes:
+        model = _learn(job, ids[:n], outcome)
+        scored = _score_with(job, model, ids[sizes[-1] :], "")
+        outcome.curve[n] = [r.f1 for r in scored if not r.special_case]
     return outcome
 
 
@@ -746,13 +755,31 @@ def run_site_job(job: SiteJob) -> SiteOutcome:
         return outcome
 
 
-def merge_curves(outcomes: Sequence[SiteOutcome]) -> dict[int, dict[str, float | int | None]]:
-    """Mean held-out F1 per number of training pages, over the sites that had enough pages."""
-    curve: dict[int, dict[str, float | int | None]] = {}
-    for n in LEARNING_CURVE:
-        per_site = [sum(o.curve[n]) / len(o.curve[n]) for o in outcomes if o.curve.get(n)]
-        curve[n] = {
-            "sites": len(per_site),
-            "f1": round(sum(per_site) / len(per_site), 4) if per_site else None,
-        }
-    return curve
+@dataclass
+class CurveRow:
+    """The learning curve of one dataset's sites that share their largest training size
+    (``up_to``): mean F1 of their sites' test pages per training size, the same sites and
+    pages at every size."""
+
+    dataset: str
+    up_to: int
+    sites: int
+    f1: dict[int, float]
+
+
+def merge_curves(outcomes: Sequence[SiteOutcome]) -> list[CurveRow]:
+    """One :class:`CurveRow` per dataset and largest training size, from the sites'
+    curves (each site's F1 the mean over its test pages, then the mean over sites)."""
+    groups: dict[tuple[str, int], list[SiteOutcome]] = {}
+    for outcome in outcomes:
+        if outcome.curve and outcome.records:
+            key = outcome.records[0].dataset, max(outcome.curve)
+            groups.setdefault(key, []).append(outcome)
+    rows = []
+    for (dataset, up_to), members in sorted(groups.items()):
+        f1 = {}
+        for n in sorted(members[0].curve):
+            per_site = [sum(o.curve[n]) / len(o.curve[n]) for o in members if o.curve.get(n)]
+            f1[n] = round(sum(per_site) / len(per_site), 4) if per_site else 0.0
+        rows.append(CurveRow(dataset, up_to, len(members), f1))
+    return rows

@@ -6,11 +6,17 @@ site: :mod:`spidercrawl.learn.labeling`) miss what the consensus gets right: a b
 feature or a standfirst styled unlike the body, a site whose descriptions say little. The
 consensus's article of each training page (``page["consensus_article"]``, made by the
 pipeline or the evaluation before learning: the consensus sits above this layer) marks
-the blocks whose words it holds. Two ways to use the marks:
+the blocks whose words it holds. Three ways to use the marks:
 
 - ``consensus``: each block as marked (the later runs of a marked element with it);
 - ``consensus-clusters``: the seeds' cluster-level labelling with the consensus in place
-  of relevance, a DBSCAN cluster being content where most of its text is marked.
+  of relevance, a DBSCAN cluster being content where most of its text is marked;
+- ``voted``: the marks settled across the site by template role (a block's selector path
+  without ids and digits): a role the page-level reading puts in the article on at least
+  ``VOTE_SHARE`` of the pages that have it is article on every page, one it puts there on
+  fewer is not. One page's reading keeps a related-articles box now and then; the site's
+  pages together do not. Voted by structure, not by repeated text: teasers repeat other
+  articles' leads.
 
 A page whose consensus agreement is under ``MIN_AGREEMENT`` (the extractors disagreed:
 their medoid is a guess) keeps the seeds' labels for its blocks; a site where that is
@@ -19,22 +25,25 @@ every page is labelled as before, and :func:`consensus_labels` says so.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block
+from spidercrawl.learn.blocks import Block, template_path
 from spidercrawl.text import tokenize
 
-LABEL_SOURCES = ("relevance", "consensus", "consensus-clusters")
+LABEL_SOURCES = ("relevance", "consensus", "consensus-clusters", "voted")
 # A consensus chosen by extractors agreeing this little (mean word F1) does not label a page.
 MIN_AGREEMENT = 0.5
 # A block is marked where the consensus's article holds this share of its words.
 WORDS_HELD = 0.8
 CONSENSUS_FIELD = "consensus_article"
+# voted: a template role is article where the reading marks it on this share of the pages
+# that have it.
+VOTE_SHARE = 0.5
 
 
 @dataclass
@@ -94,6 +103,8 @@ def consensus_labels(
     )
     if source == "consensus-clusters":
         marked = _by_cluster(blocks, marked, labelled, np.asarray(clusters))
+    elif source == "voted":
+        marked, labelled = _by_role(blocks, marked, labelled)
     labels = np.where(labelled, marked, seed_labels)
     return ConsensusLabels(labels, sum(bag is not None for bag in bags), len(pages))
 
@@ -108,6 +119,29 @@ def _held(text: str, bag: Counter) -> bool:
     words = Counter(tokenize(text))
     total = sum(words.values())
     return total > 0 and sum((words & bag).values()) >= WORDS_HELD * total
+
+
+def _by_role(
+    blocks: Sequence[Block], marked: np.ndarray, labelled: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each template role content where the reading marks most of its text on at least
+    ``VOTE_SHARE`` of the labelled pages that have it; the role's blocks on pages the
+    reading did not label take the vote too. Returns the marks and which blocks they
+    label."""
+    roles = [template_path(block.selector) for block in blocks]
+    chars: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])  # marked, all
+    for role, block, is_marked, is_labelled in zip(roles, blocks, marked, labelled, strict=True):
+        if is_labelled:
+            counts = chars[(role, block.page)]
+            counts[0] += len(block.text) if is_marked else 0
+            counts[1] += len(block.text)
+    votes: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # pages marking it, pages
+    for (role, _page), (marked_chars, all_chars) in chars.items():
+        votes[role][0] += marked_chars * 2 >= all_chars
+        votes[role][1] += 1
+    content = {role for role, (ayes, pages) in votes.items() if ayes >= VOTE_SHARE * pages}
+    voted = np.array([role in votes for role in roles], dtype=bool)
+    return np.array([role in content for role in roles], dtype=bool), voted | labelled
 
 
 def _by_cluster(
