@@ -192,3 +192,59 @@ def test_on_redis_two_workers_learn_a_site_once(tmp_path, redis_url) -> None:
     shared = SharedLearning.from_settings(settings)
     assert shared.published_version(SITE) == versions.pop()
     assert shared.count(SITE) == 0  # the pages learned from are gone from Redis
+
+
+@dataclass
+class ReadingHost(RecordingHost):
+    """A host whose never-seen reading of a page is known (the feature pages' article):
+    it records which pages it read for the learner."""
+
+    read: list[str] = field(default_factory=list)
+
+    def with_consensus_articles(self, pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from tests.test_consensus_labels import CONSENSUS_FIELD, ConsensusArticle, feature_page
+
+        out = []
+        for page in pages:
+            self.read.append(page["url"])
+            number = page.get("feature")
+            if number is not None:  # a feature page: its reading is its boxed body
+                article = ConsensusArticle(feature_page(number)[1], 0.9).as_field()
+                page = {**page, CONSENSUS_FIELD: article}
+            out.append(page)
+        return out
+
+
+def feature(number: int) -> dict[str, Any]:
+    from tests.test_consensus_labels import feature_page
+
+    page = feature_page(number)[0]
+    return {**page, "site": SITE, "url": f"https://{SITE}/feature-{number}", "feature": number}
+
+
+def test_pages_of_no_known_layout_are_read_and_learned_from(tmp_path) -> None:
+    """With labels from the never-seen reading (``LEARN_LABELS=voted``), pages of no layout
+    the model knows (the chain read them as a site never seen) become a new layout learned
+    from that reading: the boxed feature body, which relevance to the description misses."""
+    host = ReadingHost()
+    learner = learner_for(tmp_path, host, LEARN_LABELS="voted", DRIFT_WINDOW=50)
+    hold(learner, [post(n) for n in range(MIN_PAGES)])
+    assert host.read == [post(n)["url"] for n in range(MIN_PAGES)]  # the first model too
+    features = [feature(n) for n in range(MIN_PAGES)]
+    for number, page in enumerate(features):
+        learner.observe(SITE, post(40 + number), fitted=True, of_no_layout=False)
+        learner.observe(SITE, page, fitted=False, of_no_layout=True)
+    model = learner.state(SITE).model
+    assert host.counts["learn/new_layouts"] == 1
+    assert host.read[MIN_PAGES:] == [page["url"] for page in features]
+    bases = [layout.clustering_["label_basis"] for layout in model.layout_models()]
+    assert any(basis.startswith(f"voted on {MIN_PAGES} of {MIN_PAGES}") for basis in bases), bases
+    unseen_page, _, body = feature_page_of(99)
+    assert model.finds_article(unseen_page)
+    assert all(paragraph in model.extract(unseen_page).text for paragraph in body)
+
+
+def feature_page_of(number: int):
+    from tests.test_consensus_labels import feature_page
+
+    return feature_page(number)

@@ -292,8 +292,7 @@ class SiteLearner:
         """Fit the site's model on ``pages``, save it and put it in use; where that fails,
         say why (``fallback_reason``) and keep the pages for another try on later pages."""
         started = time.perf_counter()
-        if self.config.model_params["labels"] != "relevance":
-            pages = self.host.with_consensus_articles(pages)  # what the model learns from
+        pages = self._with_readings(pages)
         try:
             model = SiteModel(**self.config.model_params).fit(pages)
         except ValueError as error:
@@ -324,6 +323,14 @@ class SiteLearner:
         )  # fmt: skip
         self._learned(site, model)
         self.host.model_changed(site, model)
+
+    def _with_readings(self, pages: list[Page]) -> list[Page]:
+        """The pages a model learns from, with each page's never-seen reading where the
+        labels come from it (``LEARN_LABELS`` other than relevance): a site's first model,
+        a model learned again after drift and a new layout alike."""
+        if self.config.model_params["labels"] == "relevance":
+            return pages
+        return self.host.with_consensus_articles(pages)
 
     def _keep_for_next_try(self, site: str, state: SiteState, pages: list[Page]) -> None:
         """A learning failed: its pages are kept, and once ``LEARN_MIN_PAGES`` more have
@@ -418,7 +425,7 @@ class SiteLearner:
             )  # fmt: skip
             return
         try:
-            layout = SiteModel(**self.config.model_params).fit(pages)
+            layout = SiteModel(**self.config.model_params).fit(self._with_readings(pages))
         except Exception as error:  # too little to learn from, or a bug on odd pages
             logger.info(
                 "%s: %d pages fit none of the model's layouts; no layout can be learned from "
