@@ -52,10 +52,12 @@ def body_taken(model: SiteModel) -> int:
 
 def test_relevance_misses_a_boxed_feature_the_consensus_labels_get() -> None:
     assert body_taken(SiteModel(labels="relevance").fit(training_pages(0.9))) == 0
-    for source in ("consensus", "consensus-clusters"):
+    for source in ("consensus", "consensus-clusters", "voted", "relevance-checked"):
         model = SiteModel(labels=source).fit(training_pages(0.9))
         assert body_taken(model) == 5, source
         assert model.clustering_["label_basis"].startswith(f"{source} on 10 of 10 pages")
+    checked = SiteModel(labels="relevance-checked").fit(training_pages(0.9))
+    assert "voted by role instead" in checked.clustering_["label_basis"]
 
 
 def test_a_consensus_that_disagrees_everywhere_leaves_the_seeds_labels(caplog) -> None:
@@ -129,3 +131,18 @@ def test_the_site_vote_leaves_out_a_box_the_reading_keeps_on_a_few_pages() -> No
         text = voted.extract(item).text
         assert all(paragraph in text for paragraph in body)
         assert not any(teaser in text for teaser in teasers), item["url"]
+
+
+def test_relevance_stands_where_the_reading_holds_its_content() -> None:
+    """``relevance-checked``: where the page-level reading holds the article relevance
+    chose, relevance's labels are the model's, the reading's extra box notwithstanding."""
+    pages = []
+    for number in range(10):
+        item, reading, _, _ = page_with_related(number)
+        item[CONSENSUS_FIELD] = ConsensusArticle(reading, 0.9).as_field()
+        pages.append(item)
+    checked = SiteModel(labels="relevance-checked").auto_label(pages)[1]
+    relevance = SiteModel(labels="relevance").auto_label(pages)[1]
+    assert (checked == relevance).all() and relevance.any()
+    model = SiteModel(labels="relevance-checked").fit(pages)
+    assert "relevance stands" in model.clustering_["label_basis"]

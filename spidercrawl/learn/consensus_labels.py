@@ -6,7 +6,7 @@ site: :mod:`spidercrawl.learn.labeling`) miss what the consensus gets right: a b
 feature or a standfirst styled unlike the body, a site whose descriptions say little. The
 consensus's article of each training page (``page["consensus_article"]``, made by the
 pipeline or the evaluation before learning: the consensus sits above this layer) marks
-the blocks whose words it holds. Three ways to use the marks:
+the blocks whose words it holds. Four ways to use the marks:
 
 - ``consensus``: each block as marked (the later runs of a marked element with it);
 - ``consensus-clusters``: the seeds' cluster-level labelling with the consensus in place
@@ -16,7 +16,13 @@ the blocks whose words it holds. Three ways to use the marks:
   ``VOTE_SHARE`` of the pages that have it is article on every page, one it puts there on
   fewer is not. One page's reading keeps a related-articles box now and then; the site's
   pages together do not. Voted by structure, not by repeated text: teasers repeat other
-  articles' leads.
+  articles' leads;
+- ``relevance-checked``: the seeds' labels, checked by the reading: where the reading holds
+  at least ``CHECK_SHARE`` of the text they call content (on the pages it labels), they
+  stand; where it holds less (relevance took the comments, or a newsletter box, for the
+  article), the marks voted by role replace them. The reading teaches a worse classifier
+  than the seeds' labels where both are right (its articles keep bylines, captions and
+  credits), so it only overrules them where they are wrong.
 
 A page whose consensus agreement is under ``MIN_AGREEMENT`` (the extractors disagreed:
 their medoid is a guess) keeps the seeds' labels for its blocks; a site where that is
@@ -35,7 +41,7 @@ import numpy as np
 from spidercrawl.learn.blocks import Block, template_path
 from spidercrawl.text import tokenize
 
-LABEL_SOURCES = ("relevance", "consensus", "consensus-clusters", "voted")
+LABEL_SOURCES = ("relevance", "consensus", "consensus-clusters", "voted", "relevance-checked")
 # A consensus chosen by extractors agreeing this little (mean word F1) does not label a page.
 MIN_AGREEMENT = 0.5
 # A block is marked where the consensus's article holds this share of its words.
@@ -44,6 +50,9 @@ CONSENSUS_FIELD = "consensus_article"
 # voted: a template role is article where the reading marks it on this share of the pages
 # that have it.
 VOTE_SHARE = 0.5
+# relevance-checked: the seeds' labels stand where the reading holds this share of the text
+# they call content.
+CHECK_SHARE = 0.5
 
 
 @dataclass
@@ -76,6 +85,7 @@ class ConsensusLabels:
     labels: np.ndarray
     pages_labelled: int
     pages: int
+    how: str = ""  # relevance-checked: which labels stood, and why
 
 
 def consensus_labels(
@@ -103,10 +113,26 @@ def consensus_labels(
     )
     if source == "consensus-clusters":
         marked = _by_cluster(blocks, marked, labelled, np.asarray(clusters))
-    elif source == "voted":
+    pages_labelled = sum(bag is not None for bag in bags)
+    how = ""
+    if source == "relevance-checked":
+        held = _reading_holds(blocks, seed_labels & labelled, marked)
+        if held >= CHECK_SHARE:
+            how = f"the reading holds {held:.0%} of relevance's content: relevance stands"
+            return ConsensusLabels(seed_labels, pages_labelled, len(pages), how)
+        how = f"the reading holds {held:.0%} of relevance's content: voted by role instead"
+    if source in ("voted", "relevance-checked"):
         marked, labelled = _by_role(blocks, marked, labelled)
     labels = np.where(labelled, marked, seed_labels)
-    return ConsensusLabels(labels, sum(bag is not None for bag in bags), len(pages))
+    return ConsensusLabels(labels, pages_labelled, len(pages), how)
+
+
+def _reading_holds(blocks: Sequence[Block], content: np.ndarray, marked: np.ndarray) -> float:
+    """The share of ``content``'s characters the reading marks (0 where nothing is
+    content: seeds that found no content cluster are overruled)."""
+    chars = np.array([len(block.text) for block in blocks], dtype=float)
+    total = float((chars * content).sum())
+    return float((chars * (content & marked)).sum()) / total if total else 0.0
 
 
 def _with_bags(

@@ -426,6 +426,7 @@ class SiteModel(BaseEstimator):
         chosen = consensus_labels(blocks, pages, seed, clusterer.labels_, self.labels)
         if self.labels != "relevance":
             basis = f"{self.labels} on {chosen.pages_labelled} of {chosen.pages} pages, {basis}"
+            basis += f" ({chosen.how})" if chosen.how else ""
             if not chosen.pages_labelled:
                 logger.info(
                     "No training page has a consensus its extractors agree on: labelled by "
