@@ -128,11 +128,13 @@ def consensus_labels(
 
 
 def _reading_holds(blocks: Sequence[Block], content: np.ndarray, marked: np.ndarray) -> float:
-    """The share of ``content``'s characters the reading marks (0 where nothing is
-    content: seeds that found no content cluster are overruled)."""
+    """The share of ``content``'s characters the reading marks (1 where nothing is
+    content: seeds that found no content cluster are not overruled, and the site is read
+    as one never seen; a model taught by the reading alone there lost: al.com of l3s-gn1,
+    learned from two pages, 0.996 -> 0.683)."""
     chars = np.array([len(block.text) for block in blocks], dtype=float)
     total = float((chars * content).sum())
-    return float((chars * (content & marked)).sum()) / total if total else 0.0
+    return float((chars * (content & marked)).sum()) / total if total else 1.0
 
 
 def _with_bags(
