@@ -84,8 +84,10 @@ def test_where_trafilatura_finds_almost_nothing_its_reading_that_keeps_more_is_a
 
 
 def test_markup_evidence_of_a_hostile_page_is_bounded() -> None:
-    """Four megabytes of unclosed ``<meta`` tags (the peers' size limit): read in one pass,
-    each tag's attributes only to the next angle bracket."""
+    """Sixteen megabytes of unclosed ``<meta`` tags: read in one pass, each tag's
+    attributes only to the next angle bracket (0.2 s measured alone; a pattern reading on
+    to the end from every tag took 0.58 s on a quarter of it, and grows with its square).
+    The bound leaves room for a loaded machine."""
     started = time.monotonic()
-    assert not markup_evidence("<meta " * 650_000).modern
-    assert time.monotonic() - started < 0.5
+    assert not markup_evidence("<meta " * 2_600_000).modern
+    assert time.monotonic() - started < 3.0
