@@ -21,6 +21,7 @@ from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.shared_learner import SharedSiteLearner
 from spidercrawl.learn.site_learner import HeldPage, LearnerConfig, SiteLearner
 from spidercrawl.learn.store import ModelStore
+from tests.test_consensus_labels import CONSENSUS_FIELD, ConsensusArticle, feature_page
 from tests.test_learning_retry import odd_page
 
 SITE = "retry.example"  # the site of tests.test_learning_retry's odd pages
@@ -202,8 +203,6 @@ class ReadingHost(RecordingHost):
     read: list[str] = field(default_factory=list)
 
     def with_consensus_articles(self, pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from tests.test_consensus_labels import CONSENSUS_FIELD, ConsensusArticle, feature_page
-
         out = []
         for page in pages:
             self.read.append(page["url"])
@@ -216,8 +215,6 @@ class ReadingHost(RecordingHost):
 
 
 def feature(number: int) -> dict[str, Any]:
-    from tests.test_consensus_labels import feature_page
-
     page = feature_page(number)[0]
     return {**page, "site": SITE, "url": f"https://{SITE}/feature-{number}", "feature": number}
 
@@ -239,12 +236,6 @@ def test_pages_of_no_known_layout_are_read_and_learned_from(tmp_path) -> None:
     assert host.read[MIN_PAGES:] == [page["url"] for page in features]
     bases = [layout.clustering_["label_basis"] for layout in model.layout_models()]
     assert any(basis.startswith(f"voted on {MIN_PAGES} of {MIN_PAGES}") for basis in bases), bases
-    unseen_page, _, body = feature_page_of(99)
+    unseen_page, _, body = feature_page(99)
     assert model.finds_article(unseen_page)
     assert all(paragraph in model.extract(unseen_page).text for paragraph in body)
-
-
-def feature_page_of(number: int):
-    from tests.test_consensus_labels import feature_page
-
-    return feature_page(number)

@@ -49,7 +49,6 @@ from spidercrawl.evaluate.runner import (
     score_record,
 )
 from spidercrawl.extract.arbiter import (
-    TRAFILATURA,
     Readers,
     Verdict,
     markup_evidence,
@@ -467,8 +466,6 @@ def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str
 def _todays_reading(raw: str, peers: dict[str, PeerExtraction]) -> Verdict | None:
     """The arbiter's first step on a rendered page's peers (trafilatura's reading of a page
     of today's markup where it found an article), as the crawl's vote takes it."""
-    if not raw or TRAFILATURA not in peers:
-        return None
     readers = Readers(lambda name: PeerExtraction.of_text("", 0.0, name), dict(peers))
     return todays_reading(readers, markup_evidence(raw), set(peers))
 

@@ -36,8 +36,6 @@ from typing import Any
 
 from spidercrawl.document.structure import lines_html
 from spidercrawl.extract.arbiter import (
-    SETTINGS,
-    TRAFILATURA,
     Readers,
     markup_evidence,
     todays_reading,
@@ -487,18 +485,13 @@ class ConsensusExtractor(PeerReaders):
         raw = self.peer_input(page)
         if not raw:
             return own, ""
-        found: dict[str, PeerExtraction] = {}
-        evidence = markup_evidence(raw)
-        if SETTINGS.reads_as_today(evidence) and TRAFILATURA in self.peers:
-            readers = Readers(lambda name: self._peer(name, raw, page))
-            verdict = todays_reading(readers, evidence, set(self.peers))
-            if verdict is not None:  # its confidence: how far our blocks agree with it
-                chosen = readers[verdict.source]
-                chosen.confidence = round(
-                    word_f1(readers.words(verdict.source), tokenize(own.text)), 3
-                )
-                return chosen, f"consensus: {verdict.why}"
-            found.update(readers.found)  # trafilatura's reading: one vote below
+        readers = Readers(lambda name: self._peer(name, raw, page))
+        verdict = todays_reading(readers, markup_evidence(raw), set(self.peers))
+        if verdict is not None:  # its confidence: how far our blocks agree with it
+            chosen = readers[verdict.source]
+            chosen.confidence = round(word_f1(readers.words(verdict.source), tokenize(own.text)), 3)
+            return chosen, f"consensus: {verdict.why}"
+        found: dict[str, PeerExtraction] = dict(readers.found)  # any reading made: one vote
         if gate and self.density_agreement is not None:
             agreement = self.agreement_with_density(page, own)
             if agreement >= self.density_agreement:

@@ -130,8 +130,8 @@ def consensus_labels(
 def _reading_holds(blocks: Sequence[Block], content: np.ndarray, marked: np.ndarray) -> float:
     """The share of ``content``'s characters the reading marks (1 where nothing is
     content: seeds that found no content cluster are not overruled, and the site is read
-    as one never seen; a model taught by the reading alone there lost: al.com of l3s-gn1,
-    learned from two pages, 0.996 -> 0.683)."""
+    as one never seen, which did better there than a model taught by the reading alone:
+    docs/measurements.md)."""
     chars = np.array([len(block.text) for block in blocks], dtype=float)
     total = float((chars * content).sum())
     return float((chars * (content & marked)).sum()) / total if total else 1.0
@@ -168,8 +168,8 @@ def _by_role(
         votes[role][0] += marked_chars * 2 >= all_chars
         votes[role][1] += 1
     content = {role for role, (ayes, pages) in votes.items() if ayes >= VOTE_SHARE * pages}
-    voted = np.array([role in votes for role in roles], dtype=bool)
-    return np.array([role in content for role in roles], dtype=bool), voted | labelled
+    voted = np.array([role in votes for role in roles], dtype=bool)  # every labelled one too
+    return np.array([role in content for role in roles], dtype=bool), voted
 
 
 def _by_cluster(
