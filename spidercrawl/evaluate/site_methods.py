@@ -128,6 +128,7 @@ class SiteJob:
     headline_in_text: bool = True
     # learned/rules: the site models' training labels (learn/consensus_labels.py)
     labels: str = "relevance"
+    roles: bool = True  # learned/rules: template roles decided with the reading (roles.py)
 
     @property
     def site_key(self) -> str:
@@ -262,13 +263,15 @@ def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> Site
     """A model of the site from ``train_ids``, or None when they cannot teach one."""
     pages = [job.pages[i] for i in train_ids if i in job.pages]
     started = time.perf_counter()
-    consensus = _consensus(job) if job.labels != "relevance" else None
+    consensus = _consensus(job) if job.labels != "relevance" or job.roles else None
     if consensus is not None:  # as the crawl's pipeline does before learning
         pages = consensus.with_consensus_articles(
             [_with_raw_html(job.pages[i], job, i) for i in train_ids if i in job.pages]
         )
     try:
-        model = SiteModel(random_state=0, layouts=job.layouts, labels=job.labels).fit(pages)
+        model = SiteModel(
+            random_state=0, layouts=job.layouts, labels=job.labels, roles=job.roles
+        ).fit(pages)
     except ValueError as error:
         logger.info(
             "%s: no model from %d pages (%s); extracted as a site never seen",

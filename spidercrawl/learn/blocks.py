@@ -6,6 +6,7 @@ by our crawler, and the published 2013 renders, which lack link counts) look the
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -95,7 +96,8 @@ def template_step(step: str) -> str:
     return ".".join([tag, *sorted({re.sub(r"\d+", "", c) for c in classes} - {""})])
 
 
-def template_path(selector: Sequence[str]) -> str:
+@functools.lru_cache(maxsize=65536)
+def template_path(selector: tuple[str, ...]) -> str:
     """A block's role in the site's template: its selector path without ids and digits."""
     return " > ".join(template_step(step) for step in selector)
 

@@ -101,19 +101,10 @@ def consensus_labels(
     seed_labels = np.asarray(seed_labels, dtype=bool)
     if source == "relevance":
         return ConsensusLabels(seed_labels, 0, len(pages))
-    articles = [ConsensusArticle.of_page(page) for page in pages]
-    bags = [
-        Counter(tokenize(a.text)) if a is not None and a.agreement >= MIN_AGREEMENT else None
-        for a in articles
-    ]
-    labelled = np.array([bags[block.page] is not None for block in blocks], dtype=bool)
-    marked = np.array(
-        [bag is not None and _held(block.text, bag) for block, bag in _with_bags(blocks, bags)],
-        dtype=bool,
-    )
+    marked, labelled = reading_marks(blocks, pages)
     if source == "consensus-clusters":
         marked = _by_cluster(blocks, marked, labelled, np.asarray(clusters))
-    pages_labelled = sum(bag is not None for bag in bags)
+    pages_labelled = sum(_read(ConsensusArticle.of_page(page)) for page in pages)
     how = ""
     if source == "relevance-checked":
         held = _reading_holds(blocks, seed_labels & labelled, marked)
@@ -125,6 +116,27 @@ def consensus_labels(
         marked, labelled = _by_role(blocks, marked, labelled)
     labels = np.where(labelled, marked, seed_labels)
     return ConsensusLabels(labels, pages_labelled, len(pages), how)
+
+
+def reading_marks(
+    blocks: Sequence[Block], pages: Sequence[Mapping[str, Any]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which blocks the page-level reading keeps (``WORDS_HELD`` of their words in its
+    article), and which blocks are on a page it read (a reading whose extractors agree at
+    least ``MIN_AGREEMENT``)."""
+    articles = [ConsensusArticle.of_page(page) for page in pages]
+    bags = [Counter(tokenize(a.text)) if _read(a) else None for a in articles]
+    labelled = np.array([bags[block.page] is not None for block in blocks], dtype=bool)
+    marked = np.array(
+        [bag is not None and _held(block.text, bag) for block, bag in _with_bags(blocks, bags)],
+        dtype=bool,
+    )
+    return marked, labelled
+
+
+def _read(article: ConsensusArticle | None) -> bool:
+    """Whether a page's reading is one to label by (its extractors agreed enough)."""
+    return article is not None and article.agreement >= MIN_AGREEMENT
 
 
 def _reading_holds(blocks: Sequence[Block], content: np.ndarray, marked: np.ndarray) -> float:

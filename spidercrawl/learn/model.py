@@ -47,6 +47,7 @@ from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.page import Page
+from spidercrawl.learn.roles import RoleDecisions, RoleRecord, fit_role_decisions
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules, Rule
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 from spidercrawl.text import folded
@@ -58,7 +59,7 @@ MAX_LAYOUTS = 6  # layouts a site model keeps as templates come (the oldest go f
 # 4: template texts, nested blocks; 5: container_; 6: class_words; 7: tag_paths_;
 # 8: stored as arrays and JSON (model.npz), never as a pickle.
 SVM_MAX_ITER = 5000  # liblinear iterations; a stop short of them is logged, not fatal
-MODEL_FORMAT = 8  # older saved models are relearned
+MODEL_FORMAT = 9  # older saved models are relearned
 MODEL_FILE = "model.npz"
 META_FILE = "model.json"
 PICKLED_MODEL_FILE = "model.joblib"  # the older format: never loaded (a pickle runs code)
@@ -391,6 +392,7 @@ class SiteModel(BaseEstimator):
         random_state: int = 0,
         layouts: bool = True,
         labels: str = "relevance",
+        roles: bool = True,
     ) -> None:
         self.feature_groups = feature_groups
         self.cluster_groups = cluster_groups
@@ -406,6 +408,7 @@ class SiteModel(BaseEstimator):
         if labels not in LABEL_SOURCES:
             raise ValueError(f"labels must be one of {LABEL_SOURCES}, got {labels!r}")
         self.labels = labels  # the training labels' source (learn/consensus_labels.py)
+        self.roles = roles  # decide each template role with the page-level reading (roles.py)
 
     # -- learning ---------------------------------------------------------------------------
     def auto_label(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
@@ -470,6 +473,8 @@ class SiteModel(BaseEstimator):
         self.tag_paths_ = frozenset(block.path for block in blocks)
         self.training_["tag_paths"] = len(self.tag_paths_)
         extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
+        self.roles_ = fit_role_decisions(blocks, pages, extracted) if self.roles else None
+        extracted = self.with_role_decisions(blocks, extracted)
         self.container_ = fit_container(blocks, extracted)
         self.fit_rules(pages, blocks, extracted)
         self.language_ = _site_language(pages, blocks, extracted)
@@ -571,7 +576,9 @@ class SiteModel(BaseEstimator):
         HTML, no browser), so that both paths give the same article."""
         started = time.perf_counter()
         chosen = [(b.page, b.index) for b, c in zip(blocks, extracted, strict=True) if c]
-        self.rules_ = ExtractionRules().fit(pages, chosen)
+        roles = self.role_decisions()
+        excluded = roles.excluded_paths(blocks) if roles is not None else []
+        self.rules_ = ExtractionRules().fit(pages, chosen, excluded)
         self.training_["rules_seconds"] = round(time.perf_counter() - started, 3)
 
     def fit_labeled(
@@ -626,6 +633,7 @@ class SiteModel(BaseEstimator):
             )  # fmt: skip
         self.template_texts_: frozenset[str] = frozenset()  # fit() finds the site's
         self.container_: SelectorPath | None = None  # and its article container
+        self.roles_: RoleDecisions | None = None  # and its decisions per role
         self.tag_paths_: frozenset[tuple[str, ...]] = frozenset()  # and its tag paths
         self.format_ = MODEL_FORMAT
         self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -676,10 +684,20 @@ class SiteModel(BaseEstimator):
             return model.extract_blocks(blocks)
         margins = self.decision(blocks)
         is_content = article_mask(blocks, margins, self.max_gap, self.template_texts_)
+        is_content = self.with_role_decisions(blocks, is_content)
         return Extraction.of_blocks(
             [b for b, content in zip(blocks, is_content, strict=True) if content],
             margins[is_content],
         )
+
+    def role_decisions(self) -> RoleDecisions | None:
+        """This layout's decisions per template role (None: learned without a reading)."""
+        return getattr(self, "roles_", None)
+
+    def with_role_decisions(self, blocks: Sequence[Block], mask: np.ndarray) -> np.ndarray:
+        """The article ``mask`` of ``blocks`` as this layout's role decisions mend it."""
+        roles = self.role_decisions()
+        return mask if roles is None else roles.apply(blocks, mask, self.template_texts_)
 
     def extract_in_container(self, blocks: Sequence[Block]) -> Extraction | None:
         """The blocks of one page inside the site's article container (:mod:`.container`),
@@ -724,6 +742,13 @@ class SiteModel(BaseEstimator):
                 for layout in getattr(self, "layouts_", [])
             ],
             "container": path_css(self.container_) if getattr(self, "container_", None) else None,
+            "roles": [
+                {"role": r.role, "decision": r.decision, "why": r.why}
+                for layout in self.layout_models()
+                if layout.role_decisions() is not None
+                for r in layout.role_decisions().records
+                if r.decision != "model"
+            ],
             # The declared language, found right on every training page: not checked again.
             "confirmed_language": getattr(self, "language_", ""),
         }
@@ -782,6 +807,13 @@ class SiteModel(BaseEstimator):
             need(isinstance(layout.training_, dict), "a layout without training statistics")
             need(isinstance(layout.template_texts_, frozenset), "odd template texts")
             need(isinstance(layout.tag_paths_, frozenset), "odd tag paths")
+            roles = layout.role_decisions()
+            need(roles is None or isinstance(roles, RoleDecisions), "odd role records")
+            if roles is not None:
+                try:
+                    roles.check()
+                except ValueError as error:
+                    need(False, f"malformed role records ({error})")
             vectorizer, svm = layout.vectorizer_, layout.svm_
             need(isinstance(vectorizer, BlockVectorizer), "no block vectorizer")
             need(isinstance(svm, LinearSVC), "no linear classifier")
@@ -810,7 +842,7 @@ class SiteModel(BaseEstimator):
 def _stored_classes() -> dict[str, type]:
     """The classes a model file may hold objects of (by name); nothing else is made."""
     classes = (SiteModel, BlockVectorizer, ExtractionRules, LayoutRules, Rule, Step,
-               DictVectorizer, StandardScaler, LinearSVC)  # fmt: skip
+               DictVectorizer, StandardScaler, LinearSVC, RoleDecisions, RoleRecord)  # fmt: skip
     return {cls.__name__: cls for cls in classes}
 
 

@@ -359,9 +359,14 @@ class ExtractionRules:
         self.shorten = shorten
 
     def fit(
-        self, pages: Sequence[Mapping[str, Any]], content: Iterable[tuple[int, int]]
+        self,
+        pages: Sequence[Mapping[str, Any]],
+        content: Iterable[tuple[int, int]],
+        excluded: Mapping[SelectorPath, int] | None = None,
     ) -> ExtractionRules:
-        """Learn rules from ``pages`` and their content blocks as (page, block index) pairs."""
+        """Learn rules from ``pages`` and their content blocks as (page, block index) pairs;
+        ``excluded``, the paths of blocks of roles the site's article never holds
+        (:mod:`.roles`), become exclusions: never taken, not even in a gap."""
         chosen = set(content)
         # A training page where the model took no article tells nothing of what is not
         # the article there (the model failed on it, or it is no article): its blocks are
@@ -407,6 +412,7 @@ class ExtractionRules:
                     "recall": round(true / total_content, 4),
                 }
             )
+        self.exclusions_ = exclusion_rules(excluded or {}, positives, self.max_false_share)
         covered = {p for p in positives if any(r.covers(p) for r in self.rules_)}
         self.recall_ = sum(positives[p] for p in covered) / total_content
         wrong = sum(c for p, c in negatives.items() if any(r.covers(p) for r in self.rules_))
@@ -450,6 +456,7 @@ class ExtractionRules:
             ends += found[:1] + found[-1:]
         page_text = " ".join(body.text_content().split())
         matched |= _short_gaps(matched)
+        matched -= self._excluded_elements(root)
         if not matched:
             return RuleExtraction(
                 page_chars=len(page_text), page_text=page_text, reason="no rule matched"
@@ -474,6 +481,15 @@ class ExtractionRules:
             prose=prose,
             container_words=container_words,
         )
+
+    def _excluded_elements(self, root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
+        """The elements (with their descendants) of the excluded roles on a page."""
+        dropped: set[lxml.html.HtmlElement] = set()
+        for rule in getattr(self, "exclusions_", ()):
+            for element in _matcher(rule)(root):
+                if isinstance(element, lxml.html.HtmlElement) and element not in dropped:
+                    dropped.update(e for e in element.iter() if isinstance(e.tag, str))
+        return dropped
 
     def _container_words(self, ends: Sequence[lxml.html.HtmlElement]) -> int:
         """The words of the element all the rules' matches lie in (0 where that is the
@@ -598,6 +614,7 @@ class ExtractionRules:
     def summary(self) -> dict[str, Any]:
         return {
             "rules": self.rule_stats_,
+            "exclusions": [rule.css for rule in getattr(self, "exclusions_", ())],
             "precision": round(self.precision_, 4),
             "recall": round(self.recall_, 4),
             "usable": self.usable,
@@ -605,6 +622,22 @@ class ExtractionRules:
             "raw_html": getattr(self, "raw_html_", None),
             "render": self.render_reason or None,
         }
+
+
+def exclusion_rules(
+    excluded: Mapping[SelectorPath, int],
+    content: Mapping[SelectorPath, int],
+    max_false_share: float,
+) -> list[Rule]:
+    """Rules for the blocks of excluded roles (paths -> characters): their paths merged by
+    tags, each cut to its shortest tail that takes no more of the article (``content``)
+    than the whole path does."""
+    rules = []
+    for group in _by_tag_names(excluded).values():
+        merged = merge_paths([path for path, _ in group])
+        if merged is not None:
+            rules.append(shorten(Rule(merged), dict(group), content, max_false_share))
+    return list(dict.fromkeys(rules))
 
 
 def container_floor(shares: Sequence[float]) -> float:

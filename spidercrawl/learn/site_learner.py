@@ -102,6 +102,7 @@ class LearnerConfig:
                 "random_state": settings.getint("LEARN_SEED"),
                 "layouts": settings.getbool("LEARN_LAYOUTS"),
                 "labels": settings.get("LEARN_LABELS"),
+                "roles": settings.getbool("LEARN_ROLES"),
             },
         )
 
@@ -326,9 +327,11 @@ class SiteLearner:
 
     def _with_readings(self, pages: list[Page]) -> list[Page]:
         """The pages a model learns from, with each page's never-seen reading where the
-        labels come from it (``LEARN_LABELS`` other than relevance): a site's first model,
+        labels come from it (``LEARN_LABELS`` other than relevance) or its template roles
+        are decided with it (``LEARN_ROLES``): a site's first model,
         a model learned again after drift and a new layout alike."""
-        if self.config.model_params["labels"] == "relevance":
+        params = self.config.model_params
+        if params["labels"] == "relevance" and not params.get("roles"):
             return pages
         return self.host.with_consensus_articles(pages)
 
