@@ -22,6 +22,7 @@ PROMO = [*BODY, ("div", "", ("app-promo",))]  # the box's own element, between p
 MORE = [*BODY, ("div", "", ("text-block",))]  # a CMS's second paragraph markup
 ADVERT = [*BODY, ("div", "", ("ad-slot",))]
 MORE_CSS = {"font-size": "15px", "color": "#333", "font-family": "Georgia", "line-height": "2"}
+FIGURE = [*BODY, ("figure", "", ("photo",))]
 PARAGRAPH_CSS = {"font-size": "18px", "color": "black"}
 # Five wordings, each on two of the ten pages: no site-wide template text (that needs 3
 # pages), but the box's text repeats in its role.
@@ -32,7 +33,7 @@ APP_BOXES = [
 
 
 def story_page(
-    number: int, box: bool = False, second_markup: bool = False
+    number: int, box: bool = False, second_markup: bool = False, caption: bool = False
 ) -> tuple[dict, list[str]]:
     """A news story: menu, headline, paragraphs, a footer. ``box``: a "Get our app" box
     between the paragraphs, styled like them; ``second_markup``: the story's second half,
@@ -51,6 +52,8 @@ def story_page(
         page.add(BODY, "p", text, PARAGRAPH_CSS)
         if box and index == 1:
             page.add(PROMO, "p", APP_BOXES[number % 5], PARAGRAPH_CSS)
+        if caption and index == 2:
+            page.add(FIGURE, "figcaption", caption_of(number), {"font-size": "13px"})
     if second_markup:
         more = [sentence(rng, 30) for _ in range(3)]
         page.add(ADVERT, "span", "Advertisement", {"font-size": "10px"})
@@ -60,6 +63,11 @@ def story_page(
     page.add(FOOTER, "p", "© The Harbour Times", {"font-size": "11px"})
     item = page.page(number, title, f"harbour{number} council{number} budget")
     return item, story
+
+
+def caption_of(number: int) -> str:
+    """A photo's caption, its own on every page (no text of it repeats)."""
+    return f"The pier{number} at dawn{number}, seen from boat{number} (photo by crew{number})"
 
 
 def with_reading(item: dict, kept: list[str]) -> dict:
@@ -166,3 +174,47 @@ def test_malformed_role_records_are_refused_when_loaded(boxed_site, tmp_path: Pa
     model_file.dump(folder / MODEL_FILE, stored, _stored_classes())
     with pytest.raises(LearningError, match="role records"):
         SiteModel.load(folder)
+
+
+def test_a_disputed_role_is_settled_by_each_pages_reading_on_the_fast_path() -> None:
+    """A caption the model keeps between paragraphs and the reading leaves out on most
+    pages, its text never repeating: each page's reading decides on the fast path, and is
+    asked only on the pages of a layout whose records dispute a role."""
+    pages = []
+    for number in range(10):
+        item, story = story_page(number, caption=True)
+        kept = [*story, caption_of(number)] if number in (0, 1) else story
+        pages.append(with_reading(item, kept))
+    model = SiteModel().fit(pages)
+    doubted = model.role_decisions().of("doubted")
+    assert [r.role for r in doubted] == [
+        "div.page > article.story > div.story-body > figure.photo > figcaption"
+    ]
+    rules = model.usable_rules()
+    assert rules is not None and not rules.exclusions_
+    asked = []
+
+    def reading_of(kept: list[str]):
+        def read() -> str:
+            asked.append(1)
+            return "\n\n".join(kept)
+
+        return read
+
+    for number in (20, 21):
+        item, story = story_page(number, caption=True)
+        html = item["rendered_html"]
+        assert caption_of(number) in rules.extract(html).text  # the rules alone keep it
+        without = rules.extract(html, reading=reading_of(story))
+        assert without.reconciled and caption_of(number) not in without.text
+        assert all(paragraph in without.text for paragraph in story)
+        kept = rules.extract(html, reading=reading_of([*story, caption_of(number)]))
+        assert kept.reconciled and caption_of(number) in kept.text
+    assert len(asked) == 4  # once a page
+    # A layout whose records dispute nothing: its pages are never read again.
+    agreeing = SiteModel().fit([with_reading(*story_page(n)) for n in range(10)])
+    assert not agreeing.usable_rules().disputed_
+    asked.clear()
+    item, story = story_page(30)
+    result = agreeing.usable_rules().extract(item["rendered_html"], reading=reading_of(story))
+    assert not result.reconciled and not asked and story[0] in result.text

@@ -61,6 +61,7 @@ from spidercrawl.extract.consensus import (
     OWN_BONUS,
     ConsensusExtractor,
     PeerExtraction,
+    page_reading,
     peer_text,
     word_f1,
 )
@@ -336,7 +337,9 @@ def _score_fast_path(
             continue
         started = page_clock()
         raw_html, _ = decode_html(snapshot.page_bytes(page_id))
-        result = rules.extract(raw_document(raw_html))  # parsed as the fast path parses it
+        result = rules.extract(  # parsed as the fast path parses it, read where disputed
+            raw_document(raw_html), reading=page_reading(raw_html, page.get("url"))
+        )
         verdict = rules.check(result, first_description(page))
         if not verdict.ok:
             records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")

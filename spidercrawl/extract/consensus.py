@@ -215,6 +215,29 @@ def peer_text(name: str, peer: PeerExtractor, raw: str, url: object = None) -> s
     return _call_peer(name, peer, raw, url)[0]
 
 
+_trafilatura_reader: PeerExtractor | None = None
+
+
+def page_reading(raw_html: str, url: object = None) -> Callable[[], str]:
+    """The page's own reading (trafilatura's text of its raw HTML), made on the first call
+    and only then: a learned layout's fast path asks for it only where the page holds a
+    role its records dispute (:func:`~spidercrawl.learn.rules.reconcile`). Empty where
+    trafilatura is not installed or fails."""
+    text: list[str] = []
+
+    def read() -> str:
+        global _trafilatura_reader
+        if not text:
+            if _trafilatura_reader is None and "trafilatura" in available_peers():
+                _trafilatura_reader = _trafilatura()
+            reader = _trafilatura_reader
+            raw = raw_html[:PEER_MAX_CHARS]
+            text.append(peer_text("trafilatura", reader, raw, url) if reader else "")
+        return text[0]
+
+    return read
+
+
 def medoid(candidates: Mapping[str, str], bonus: Mapping[str, float]) -> tuple[str, float]:
     """The candidate text that agrees most with the others, and its mean agreement with
     them (:func:`~spidercrawl.extract.arbiter.medoid` of their words)."""

@@ -87,6 +87,7 @@ def lies_inside(block: Block, box: Sequence[float], tolerance: float = BOX_TOLER
     )
 
 
+@functools.lru_cache(maxsize=65536)
 def template_step(step: str) -> str:
     """A selector step without its id and digits: ``div#post-12.entry.e3`` -> ``div.entry.e``.
 

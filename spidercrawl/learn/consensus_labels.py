@@ -128,7 +128,10 @@ def reading_marks(
     bags = [Counter(tokenize(a.text)) if _read(a) else None for a in articles]
     labelled = np.array([bags[block.page] is not None for block in blocks], dtype=bool)
     marked = np.array(
-        [bag is not None and _held(block.text, bag) for block, bag in _with_bags(blocks, bags)],
+        [
+            bag is not None and words_held(block.text, bag)
+            for block, bag in _with_bags(blocks, bags)
+        ],
         dtype=bool,
     )
     return marked, labelled
@@ -155,7 +158,8 @@ def _with_bags(
     return [(block, bags[block.page]) for block in blocks]
 
 
-def _held(text: str, bag: Counter) -> bool:
+def words_held(text: str, bag: Counter) -> bool:
+    """Whether a reading whose words are ``bag`` holds ``WORDS_HELD`` of ``text``'s."""
     words = Counter(tokenize(text))
     total = sum(words.values())
     return total > 0 and sum((words & bag).values()) >= WORDS_HELD * total

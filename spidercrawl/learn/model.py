@@ -47,7 +47,7 @@ from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.page import Page
-from spidercrawl.learn.roles import RoleDecisions, RoleRecord, fit_role_decisions
+from spidercrawl.learn.roles import PER_PAGE, RoleDecisions, RoleRecord, fit_role_decisions
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules, Rule
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 from spidercrawl.text import folded
@@ -577,8 +577,9 @@ class SiteModel(BaseEstimator):
         started = time.perf_counter()
         chosen = [(b.page, b.index) for b, c in zip(blocks, extracted, strict=True) if c]
         roles = self.role_decisions()
-        excluded = roles.excluded_paths(blocks) if roles is not None else []
-        self.rules_ = ExtractionRules().fit(pages, chosen, excluded)
+        excluded = roles.excluded_paths(blocks) if roles is not None else None
+        disputed = roles.disputed() if roles is not None else None
+        self.rules_ = ExtractionRules().fit(pages, chosen, excluded, disputed)
         self.training_["rules_seconds"] = round(time.perf_counter() - started, 3)
 
     def fit_labeled(
@@ -814,6 +815,15 @@ class SiteModel(BaseEstimator):
                     roles.check()
                 except ValueError as error:
                     need(False, f"malformed role records ({error})")
+            layout_rules = getattr(layout, "rules_", None)
+            if isinstance(layout_rules, ExtractionRules):
+                exclusions = getattr(layout_rules, "exclusions_", [])
+                need(isinstance(exclusions, list) and all(isinstance(r, Rule) for r in exclusions),
+                     "odd exclusion rules")  # fmt: skip
+                disputed = getattr(layout_rules, "disputed_", {})
+                need(isinstance(disputed, dict) and all(
+                    isinstance(k, str) and v in PER_PAGE for k, v in disputed.items()
+                ), "malformed role records (disputed roles)")  # fmt: skip
             vectorizer, svm = layout.vectorizer_, layout.svm_
             need(isinstance(vectorizer, BlockVectorizer), "no block vectorizer")
             need(isinstance(svm, LinearSVC), "no linear classifier")

@@ -23,7 +23,14 @@ the record, one decision per role:
   roles the model keeps) that the reading keeps on most pages, whose text does not repeat
   and is not links, and that the model misses (a second paragraph markup): taken into
   every page's article (comments, which a reading keeps now and then, sit outside);
-- ``model``: the model's block-by-block verdict stands.
+- ``doubted``: the model keeps it and the reading leaves it out on most pages, but its
+  text does not repeat (a caption, an author's note): on the fast path, each page's own
+  reading decides (:meth:`~spidercrawl.learn.rules.ExtractionRules.extract`);
+- ``offered``: a paragraph role inside the container that the model misses and the reading
+  keeps on most pages, but not on enough of them, or with repeated text: each page's
+  reading decides too;
+- ``model``: the model's block-by-block verdict stands (also for ``doubted`` and
+  ``offered`` on a rendered page, which has no reading of its own).
 
 The records are data stored in the model (:class:`RoleRecord`); loading checks them.
 """
@@ -43,7 +50,9 @@ from spidercrawl.learn.consensus_labels import reading_marks
 from spidercrawl.learn.selectors import SelectorPath
 from spidercrawl.text import folded
 
-DECISIONS = ("model", "excluded", "included")
+DECISIONS = ("model", "excluded", "included", "doubted", "offered")
+# The decisions a page's own reading settles on the fast path (:meth:`RoleDecisions.disputed`).
+PER_PAGE = ("doubted", "offered")
 # A role is decided on at least this many training pages with a reading (and this share).
 MIN_ROLE_PAGES = 2
 MIN_ROLE_PAGE_SHARE = 0.2
@@ -123,9 +132,13 @@ class RoleDecisions:
             decision = decided.get(template_path(block.selector))
             if decision == "excluded":
                 out[number] = False
-            elif decision == "included" and not block.mostly_links:
+            elif decision == "included" and not block.mostly_links:  # not "offered"
                 out[number] = folded(block.text) not in template
         return out
+
+    def disputed(self) -> dict[str, str]:
+        """The roles each page's reading settles (role -> ``doubted`` or ``offered``)."""
+        return {r.role: r.decision for r in self.records if r.decision in PER_PAGE}
 
     def excluded_paths(self, blocks: Sequence[Block]) -> Counter[SelectorPath]:
         """The selector paths of the training blocks of the excluded roles, with their
@@ -234,24 +247,28 @@ def _decide(record: RoleRecord, container: str) -> None:
     read, kept_by_reading = record.read_pages, record.reading_pages
     model_keeps = record.model_pages > MOST * record.pages
     if model_keeps and read - kept_by_reading > MOST * read:
+        left_out = f"the reading leaves it out on {read - kept_by_reading} of {read} pages"
         if record.repeated >= REPEATED_TO_EXCLUDE:
             record.decision = "excluded"
-            record.why = (
-                f"the reading leaves it out on {read - kept_by_reading} of {read} pages and "
-                f"{record.repeated:.0%} of its text repeats"
-            )
+            record.why = f"{left_out} and {record.repeated:.0%} of its text repeats"
+        else:
+            record.decision = "doubted"
+            record.why = f"{left_out}; its text does not repeat: each page's reading decides"
         return
     paragraph = record.element == "p" or record.chars / record.pages >= PARAGRAPH_ROLE_CHARS
     if (
-        not model_keeps
-        and paragraph
-        and _inside(record.role, container)
-        and kept_by_reading >= INCLUDE_SHARE * read
-        and record.repeated <= REPEATED_TO_INCLUDE
-        and record.link_share <= MOST
+        model_keeps
+        or not paragraph
+        or not _inside(record.role, container)
+        or record.link_share > MOST
+        or kept_by_reading <= MOST * read
     ):
-        record.decision = "included"
-        record.why = f"the reading keeps it on {kept_by_reading} of {read} pages"
+        return
+    kept = f"the reading keeps it on {kept_by_reading} of {read} pages"
+    if kept_by_reading >= INCLUDE_SHARE * read and record.repeated <= REPEATED_TO_INCLUDE:
+        record.decision, record.why = "included", kept
+    elif record.repeated < REPEATED_TO_EXCLUDE:
+        record.decision, record.why = "offered", f"{kept}: each page's reading decides"
 
 
 def fit_role_decisions(

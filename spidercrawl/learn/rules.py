@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,8 @@ from spidercrawl.document.structure import (
     paragraphs_html,
     paragraphs_text,
 )
-from spidercrawl.learn.blocks import block_text
+from spidercrawl.learn.blocks import block_text, template_step
+from spidercrawl.learn.consensus_labels import words_held
 from spidercrawl.learn.relevance import lcs_relevance
 from spidercrawl.learn.selectors import SelectorPath, Step, merge_paths, path_css
 from spidercrawl.text import tokenize
@@ -303,6 +304,7 @@ class RuleExtraction:
     prose: ProseCoverage = field(default_factory=ProseCoverage)  # the page's prose, taken
     # words of the element all the rules' matches lie in (0: that is the page's body)
     container_words: int = 0
+    reconciled: bool = False  # the page's reading settled blocks of disputed roles
 
     @property
     def chars(self) -> int:
@@ -363,10 +365,12 @@ class ExtractionRules:
         pages: Sequence[Mapping[str, Any]],
         content: Iterable[tuple[int, int]],
         excluded: Mapping[SelectorPath, int] | None = None,
+        disputed: Mapping[str, str] | None = None,
     ) -> ExtractionRules:
         """Learn rules from ``pages`` and their content blocks as (page, block index) pairs;
         ``excluded``, the paths of blocks of roles the site's article never holds
-        (:mod:`.roles`), become exclusions: never taken, not even in a gap."""
+        (:mod:`.roles`), become exclusions: never taken, not even in a gap; ``disputed``,
+        the roles each page's reading settles (role -> ``doubted`` or ``offered``)."""
         chosen = set(content)
         # A training page where the model took no article tells nothing of what is not
         # the article there (the model failed on it, or it is no article): its blocks are
@@ -413,6 +417,7 @@ class ExtractionRules:
                 }
             )
         self.exclusions_ = exclusion_rules(excluded or {}, positives, self.max_false_share)
+        self.disputed_ = dict(disputed or {})
         covered = {p for p in positives if any(r.covers(p) for r in self.rules_)}
         self.recall_ = sum(positives[p] for p in covered) / total_content
         wrong = sum(c for p, c in negatives.items() if any(r.covers(p) for r in self.rules_))
@@ -438,9 +443,12 @@ class ExtractionRules:
         self,
         html: str | bytes | lxml.html.HtmlElement | RuleExtraction,
         content_type: str | None = None,
+        reading: Callable[[], str] | None = None,
     ) -> RuleExtraction:
         """The rules' article from raw (or rendered) HTML, or from a parsed document
-        (which this changes: invisible elements are removed from it)."""
+        (which this changes: invisible elements are removed from it). ``reading`` gives the
+        page's own reading (its text), asked only where the page holds a role the
+        layout's records dispute (:mod:`.roles`): the reading settles those blocks."""
         root = _document(html, content_type)
         if isinstance(root, RuleExtraction):  # nothing to parse
             return root
@@ -457,6 +465,10 @@ class ExtractionRules:
         page_text = " ".join(body.text_content().split())
         matched |= _short_gaps(matched)
         matched -= self._excluded_elements(root)
+        reconciled = False
+        disputed = getattr(self, "disputed_", None)
+        if disputed and reading is not None:
+            matched, reconciled = reconcile(body, matched, disputed, reading)
         if not matched:
             return RuleExtraction(
                 page_chars=len(page_text), page_text=page_text, reason="no rule matched"
@@ -480,6 +492,7 @@ class ExtractionRules:
             page_text=page_text,
             prose=prose,
             container_words=container_words,
+            reconciled=reconciled,
         )
 
     def _excluded_elements(self, root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
@@ -615,6 +628,7 @@ class ExtractionRules:
         return {
             "rules": self.rule_stats_,
             "exclusions": [rule.css for rule in getattr(self, "exclusions_", ())],
+            "read_per_page": sorted(getattr(self, "disputed_", {})),
             "precision": round(self.precision_, 4),
             "recall": round(self.recall_, 4),
             "usable": self.usable,
@@ -622,6 +636,54 @@ class ExtractionRules:
             "raw_html": getattr(self, "raw_html_", None),
             "render": self.render_reason or None,
         }
+
+
+def element_roles(body: lxml.html.HtmlElement) -> dict[lxml.html.HtmlElement, str]:
+    """Every element below ``body`` with its template role (selector path from below
+    ``<body>`` without ids and digits, as :func:`~spidercrawl.learn.blocks.template_path`
+    spells a captured block's)."""
+    roles: dict[lxml.html.HtmlElement, str] = {}
+    stack = [(child, "") for child in body]
+    while stack:
+        element, above = stack.pop()
+        if not isinstance(element.tag, str):
+            continue
+        classes = "".join(f".{c}" for c in (element.get("class") or "").split())
+        step = template_step(element.tag.lower() + classes)
+        role = f"{above} > {step}" if above else step
+        roles[element] = role
+        stack.extend((child, role) for child in element)
+    return roles
+
+
+def reconcile(
+    body: lxml.html.HtmlElement,
+    matched: set[lxml.html.HtmlElement],
+    disputed: Mapping[str, str],
+    reading: Callable[[], str],
+) -> tuple[set[lxml.html.HtmlElement], bool]:
+    """The rules' elements with the disputed roles settled by the page's reading: an
+    element of a ``doubted`` role stays where the reading holds its words, one of an
+    ``offered`` role joins where it does. Returns the elements, and whether the page had
+    any such element (and so was read). A reading that found nothing settles nothing."""
+    roles = element_roles(body)
+    doubted = [e for e in matched if disputed.get(roles.get(e, "")) == "doubted"]
+    offered = [
+        e for e, role in roles.items() if disputed.get(role) == "offered" and e not in matched
+    ]
+    if not doubted and not offered:
+        return matched, False
+    bag = Counter(tokenize(reading()))
+    if not bag:
+        return matched, True
+    out = set(matched)
+    for element in doubted:
+        if not words_held(element.text_content(), bag):
+            out.difference_update(element.iter())
+    for element in offered:
+        if not _mostly_links(element) and words_held(element.text_content(), bag):
+            out.add(element)
+    return out, True
 
 
 def exclusion_rules(
@@ -847,13 +909,14 @@ class LayoutRules:
         self,
         html: str | bytes | lxml.html.HtmlElement | RuleExtraction,
         content_type: str | None = None,
+        reading: Callable[[], str] | None = None,
     ) -> RuleExtraction:
         root = _document(html, content_type)
         if isinstance(root, RuleExtraction):  # nothing to parse
             return root
         first: RuleExtraction | None = None
         for number, rules in enumerate(self.layouts):
-            result = rules.extract(root)
+            result = rules.extract(root, reading=reading)
             result.layout = number
             if rules.check(result).ok:
                 return result
