@@ -42,6 +42,13 @@ DOWNLOAD_TIMEOUT = 60
 # Pages above this are not rendered: nothing an article needs is that big.
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024
 RETRY_TIMES = 1
+# 429 and 503 are retried after the site's Retry-After instead (capture/retry_after.py):
+# WALL_RETRIES times, waiting at most WALL_RETRY_AFTER_MAX seconds (WALL_RETRY_DEFAULT
+# where the header is missing); then the page counts as blocked (document/walls.py).
+RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
+WALL_RETRIES = 2
+WALL_RETRY_AFTER_MAX = 30.0
+WALL_RETRY_DEFAULT = 5.0
 # Scrapy checks every response's callback for a generator that returns a value by reading
 # and parsing the callback's source. Its cache holds weak references to the callback, and
 # a bound method is a new object on each request, so the check runs again for every page:
@@ -66,6 +73,8 @@ DOWNLOADER_MIDDLEWARES = {
     # Before the raw HTML and the fast path read a response: one that leads off the site
     # goes no further.
     "spidercrawl.capture.redirects.OffsiteRedirectMiddleware": 948,
+    # Before Scrapy's retries (550): a 429 or 503 waits out the site's Retry-After.
+    "spidercrawl.capture.retry_after.RetryAfterMiddleware": 560,
     # Nearest the download: every response as the server sent it (with WARC_DIR set).
     "spidercrawl.capture.warc.WarcArchiveMiddleware": 990,
 }

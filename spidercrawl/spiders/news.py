@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -67,6 +68,7 @@ from spidercrawl import discovery
 from spidercrawl.capture.page_item import build_page_item
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.density import shows_text
+from spidercrawl.document.walls import Wall, recognise_wall
 from spidercrawl.items import PageItem
 from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_arguments
 
@@ -417,6 +419,10 @@ class NewsSpider(scrapy.Spider):
         if not isinstance(response, TextResponse):
             self._count_failure(target, response.url, "not an HTML page")
             return
+        wall = recognise_wall(response.status, _headers(response), response.text)
+        if wall is not None:  # a challenge in the article's place: never an article
+            self._count_blocked(target, response.url, wall)
+            return
         if capture is None:
             reason = response.meta.get("capture_error") or "the capture script returned nothing"
             if "download" in reason:
@@ -479,6 +485,10 @@ class NewsSpider(scrapy.Spider):
     ) -> Iterator[PageItem]:
         """A page item from the HTML alone (no blocks), so that a page the browser could
         not capture still gives its article: the site's rules or text density cut it."""
+        wall = recognise_wall(response.status, _headers(response), response.text)
+        if wall is not None:
+            self._count_blocked(target, response.url, wall)
+            return
         self.crawler.stats.inc_value("spidercrawl/pages/raw_fallback")
         target.raw_fallback += 1
         logger.warning(
@@ -525,6 +535,10 @@ class NewsSpider(scrapy.Spider):
             logger.debug("Not rendered (ignored): %s", request.url)  # robots.txt, offsite
             return
         reason = _describe_failure(failure)
+        wall = _wall_of(failure)
+        if wall is not None:
+            self._count_blocked(target, request.url, wall)
+            return
         if failure.check(HttpError) or request.meta.get("render_failed"):
             self._count_failure(target, request.url, reason)
             return
@@ -546,6 +560,10 @@ class NewsSpider(scrapy.Spider):
 
     def on_raw_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
+        wall = _wall_of(failure)
+        if wall is not None:
+            self._count_blocked(self._target(request.meta), request.url, wall)
+            return
         reason = f"{request.meta.get('render_failed')}; plainly: {_describe_failure(failure)}"
         self._count_failure(self._target(request.meta), request.url, reason)
 
@@ -556,6 +574,10 @@ class NewsSpider(scrapy.Spider):
         if target is not None and request.url == target.spec.base_url:
             # Sitemaps and feeds may be missing; a home page that fails is a site down.
             target.home_failed = _describe_failure(failure)
+            wall = _wall_of(failure)
+            if wall is not None:
+                target.home_failed = f"blocked: {wall.describe()}"
+                self._count_blocked(target, request.url, wall)
             logger.warning(
                 "%s: its home page %s failed (%s): the site is unreachable or moved",
                 target.name, request.url, target.home_failed,
@@ -565,6 +587,15 @@ class NewsSpider(scrapy.Spider):
             "%s: discovery fetch failed for %s: %s",
             request.meta.get("site", ""), request.url, _describe_failure(failure),
         )  # fmt: skip
+
+    def _count_blocked(self, target: SiteCrawl, url: str, wall: Wall) -> None:
+        """A page answered by a bot wall: counted per site and kind, never an article."""
+        stats = self.crawler.stats
+        stats.inc_value("spidercrawl/pages/blocked")
+        stats.inc_value(f"spidercrawl/pages/blocked/{wall.key}")
+        stats.inc_value(f"spidercrawl/site/{target.name}/blocked")
+        target.blocked[wall.describe()] += 1
+        logger.warning("%s: Page blocked: %s (%s)", target.name, url, wall.describe())
 
     def _count_failure(self, target: SiteCrawl, url: str, reason: str) -> None:
         self.crawler.stats.inc_value("spidercrawl/pages/failed")
@@ -584,10 +615,17 @@ class NewsSpider(scrapy.Spider):
             stats.get_value(f"spidercrawl/site/{name}/not_modified", 0) for name in self.targets
         )
         failed = sum(target.failed for target in self.targets.values())
+        blocked = sum(sum(target.blocked.values()) for target in self.targets.values())
         down = [t.name for t in self.targets.values() if t.home_failed]
-        if came or unchanged or not (failed or down):
+        if came or unchanged or not (failed or down or blocked):
             return ""
-        return f"no page could be fetched ({failed} failed; home page down: {', '.join(down)})"
+        if blocked and not failed:
+            kinds = _wall_kinds(t.blocked for t in self.targets.values())
+            return f"every page was blocked ({blocked} pages: {kinds})"
+        return (
+            f"no page could be fetched ({failed} failed, {blocked} blocked; home page down: "
+            f"{', '.join(down) or 'none'})"
+        )
 
     def closed(self, reason: str) -> None:
         """One summary line per site: its pages, then what became of its articles."""
@@ -605,6 +643,13 @@ class NewsSpider(scrapy.Spider):
                 target.name, target.rendered, target.fast_path, read_too, target.failed,
                 target.raw_fallback, target.scheduled, verdicts, reason,
             )  # fmt: skip
+            blocked = sum(target.blocked.values())
+            if blocked:
+                logger.warning(
+                    "%s: %d of %d pages blocked (%s)",
+                    target.name, blocked, blocked + target.done + target.failed,
+                    _wall_kinds([target.blocked]),
+                )  # fmt: skip
             # An unchanged site answers every page 304: nothing to render, all is well.
             unchanged = stats.get_value(f"spidercrawl/site/{target.name}/not_modified", 0)
             if target.home_failed and not target.done and not target.scheduled:
@@ -612,7 +657,11 @@ class NewsSpider(scrapy.Spider):
                     "%s: nothing crawled: its home page failed (%s)",
                     target.name, target.home_failed,
                 )  # fmt: skip
-            elif not target.rendered and not target.fast_path and target.scheduled > unchanged:
+            elif (
+                not target.rendered
+                and not target.fast_path
+                and target.scheduled > unchanged + blocked
+            ):
                 logger.error(
                     "No page of %s could be rendered: is Chromium installed and the site "
                     "reachable?",
@@ -642,6 +691,7 @@ class SiteCrawl:
     failed: int = 0
     raw_fallback: int = 0
     home_failed: str = ""  # why the home page could not be fetched
+    blocked: Counter[str] = field(default_factory=Counter)  # pages a bot wall answered, by kind
     offsite: int = 0  # feed entries, sitemap URLs, feeds and sitemaps off the site, not fetched
 
     @property
@@ -686,6 +736,31 @@ def _describe_failure(failure: Failure) -> str:
     message = str(failure.value).strip().splitlines()
     first = message[0][:160] if message else ""
     return f"{type(failure.value).__name__}: {first}" if first else type(failure.value).__name__
+
+
+def _wall_of(failure: Failure) -> Wall | None:
+    """The bot wall an HTTP error is (403, 429, 503), None for any other failure."""
+    response = getattr(failure.value, "response", None)
+    if response is None:
+        return None
+    html = response.text if isinstance(response, TextResponse) else ""
+    return recognise_wall(response.status, _headers(response), html)
+
+
+def _headers(response: Response) -> dict[str, str]:
+    return {
+        name.decode("latin-1"): (values[0] if values else b"").decode("latin-1")
+        for name, values in response.headers.items()
+    }
+
+
+def _wall_kinds(counts: Iterable[Counter[str]]) -> str:
+    """The walls' HTTP statuses and vendors, each once: "HTTP 403, Cloudflare challenge"."""
+    parts: dict[str, None] = {}
+    for count in counts:
+        for described in count:
+            parts.update(dict.fromkeys(part.strip() for part in described.split(",")))
+    return ", ".join(sorted(parts, key=lambda part: (not part.startswith("HTTP"), part)))
 
 
 def _reason_key(reason: str) -> str:

@@ -1,0 +1,113 @@
+"""Bot walls: a page answered by a challenge or a block instead of the article.
+
+Sites behind Cloudflare, AWS WAF, Akamai, DataDome or PerimeterX answer a crawler with a
+403, 429 or 503, or with a 200 whose body is an interstitial ("Just a moment...", a
+captcha, "Please enable JavaScript and disable any ad blocker"). Such a page is never an
+article, never a page a model learns from, and a crawl must say so: a site of nothing but
+walls otherwise reads as a site without articles.
+
+:func:`recognise_wall` names the wall from the status, the headers and the HTML. A 403,
+429 or 503 is a wall whatever its body says (its kind is the vendor's where the body or
+headers name one). A 200 is one only where a vendor's challenge marks stand in a page
+with little text (``MAX_WALL_WORDS``): protected sites load the same vendors' scripts on
+their real articles, which are long.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+WALL_STATUSES = (403, 429, 503)
+# A 200 with a vendor's challenge marks is a wall only with fewer visible words than this.
+MAX_WALL_WORDS = 250
+# Only the head of a huge page is searched: an interstitial is small.
+SCANNED_CHARS = 300_000
+
+# (kind, marks in the HTML): the first kind whose marks match names the wall.
+_BODY_MARKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE))
+    for kind, pattern in (
+        ("Cloudflare challenge", r"<title>\s*(just a moment\.\.\.|attention required! \| "
+         r"cloudflare)|/cdn-cgi/challenge-platform/|cf_chl_opt|cf-browser-verification|"
+         r"enable javascript and cookies to continue|checking (your browser|if the site "
+         r"connection is secure)"),
+        ("AWS WAF challenge", r"awswaf|AwsWafIntegration|aws-waf-token"),
+        ("DataDome captcha", r"captcha-delivery\.com|datadome"),
+        ("PerimeterX captcha", r"px-captcha|_pxAppId|perimeterx|press (&amp;|&) hold"),
+        ("Akamai block", r"<title>\s*access denied\s*</title>[\s\S]{0,3000}?(reference"
+         r"(\s|&#32;)*(#|&#35;)|edgesuite)|errors(\.|&#46;)edgesuite"),
+        ("JavaScript wall", r"please enable (javascript|js) and disable any ad ?blocker|"
+         r"verifying you are (a )?human"),
+    )
+)  # fmt: skip
+_HEADER_MARKS = (
+    ("cf-mitigated", "Cloudflare challenge"),
+    ("x-amzn-waf-action", "AWS WAF challenge"),
+    ("x-datadome", "DataDome captcha"),
+)
+_INVISIBLE_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+
+
+@dataclass(frozen=True)
+class Wall:
+    """What stood in the article's place: its kind and the HTTP status it came with."""
+
+    kind: str  # "HTTP 403", "Cloudflare challenge", ...
+    status: int
+
+    @property
+    def key(self) -> str:
+        """The kind as a stats key: ``cloudflare_challenge``, ``http_403``."""
+        return re.sub(r"[^a-z0-9]+", "_", self.kind.lower()).strip("_")
+
+    def describe(self) -> str:
+        """ "HTTP 403, Cloudflare challenge"; a challenge sent as a 200 by its kind alone."""
+        if self.kind.startswith("HTTP") or self.status not in WALL_STATUSES:
+            return self.kind
+        return f"HTTP {self.status}, {self.kind}"
+
+
+def recognise_wall(status: int, headers: Mapping[str, str], html: str) -> Wall | None:
+    """The wall a response is, None for a page (see the module doc). ``headers``: names
+    in any case."""
+    head = html[:SCANNED_CHARS] if html else ""
+    lowered = {str(name).lower(): str(value) for name, value in headers.items()}
+    kind = _kind_of(head, lowered)
+    if status in WALL_STATUSES:
+        return Wall(kind or f"HTTP {status}", status)
+    if kind is None or (status >= 300):
+        return None
+    if lowered.get("cf-mitigated", "").lower() == "challenge":
+        return Wall(kind, status)
+    if visible_words(head) >= MAX_WALL_WORDS:
+        return None
+    return Wall(kind, status)
+
+
+def _kind_of(head: str, headers: Mapping[str, str]) -> str | None:
+    for name, kind in _HEADER_MARKS:
+        if name in headers:
+            return kind
+    for kind, marks in _BODY_MARKS:
+        if marks.search(head):
+            return kind
+    return None
+
+
+def visible_words(html: str) -> int:
+    """The words of ``html``'s text outside scripts and styles (a quick count, no parse;
+    linear: an element never closed hides the rest of the page)."""
+    lowered = html.lower()
+    parts, position = [], 0
+    while (start := _INVISIBLE_START.search(html, position)) is not None:
+        parts.append(html[position : start.start()])
+        end = lowered.find(f"</{start.group(1).lower()}", start.end())
+        if end < 0:
+            position = len(html)
+            break
+        position = end + 1
+    parts.append(html[position:])
+    return len(_TAG.sub(" ", " ".join(parts)).split())
