@@ -27,6 +27,8 @@ import scrapy
 class PageItem(scrapy.Item):
     """One rendered page of a site, with its text blocks."""
 
+    # What the page and its site reserve (noai, noindex, tdm): document/reservations.py
+    reservations = scrapy.Field()
     # ziyan-spider fields
     url = scrapy.Field()  # final URL after redirects
     titles = scrapy.Field()  # <title>, og:title, twitter:title (non-empty ones)
@@ -92,6 +94,10 @@ class ArticleItem(scrapy.Item):
     post_of = scrapy.Field()  # for one post of a page of several: that page's URL
     # A near-duplicate of an article delivered before: {"url": ..., "site": ...} of it.
     duplicate_of = scrapy.Field()
+    access = scrapy.Field()  # "paywalled" or "free" where the page says (document/access.py)
+    # What the site reserves of its text: "tdm" (TDMRep), "noai", "noindex"... (robots meta,
+    # X-Robots-Tag, tdmrep.json): document/reservations.py
+    reserved = scrapy.Field()
     # In the pipelines only (the delivery pipeline records and removes it): the page's
     # ETag / Last-Modified, for a conditional fetch next time; the digest of its HTML, so
     # that the same page extracted another way is no update.

@@ -24,6 +24,14 @@ ROBOTSTXT_OBEY = True
 # downloading it again (spidercrawl/capture/robots.py). Another parser works too: the
 # spider then fetches robots.txt itself for discovery.
 ROBOTSTXT_PARSER = "spidercrawl.capture.robots.RobotsWithSitemaps"
+# Also obey robots.txt's groups for these agents (e.g. ["CCBot", "GPTBot"]): what a site
+# withholds from AI crawlers is not fetched (capture/robots.py).
+ROBOTS_AGENTS: list[str] = []
+# The article's reservations (noai, noindex, TDMRep: document/reservations.py) are recorded
+# in its item; True: such an article is not delivered (counted in the summary line).
+RESPECT_RESERVATIONS = False
+# Paywalled articles (document/access.py) carry access: "paywalled"; True leaves them out.
+SKIP_PAYWALLED = False
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 0.5
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0

@@ -82,7 +82,7 @@
   const meta = {};
   const META_NAMES = ["author", "keywords", "date", "pubdate", "publishdate", "dc.date",
     "dc.date.issued", "dc.creator", "dc.language", "parsely-pub-date", "parsely-author",
-    "sailthru.date", "sailthru.author", "byl", "news_keywords", "robots"];
+    "sailthru.date", "sailthru.author", "byl", "news_keywords", "robots", "tdm-reservation"];
   for (const name of META_NAMES) {
     const value = metaContent(`meta[name="${name}" i]`);
     if (value) meta[name] = value;
@@ -114,6 +114,10 @@
         author: personNames(node.author),
         url: typeof node.url === "string" ? node.url : "",
         inLanguage: typeof node.inLanguage === "string" ? node.inLanguage : "",
+        // Paywalled content (schema.org): on the article, or on the parts it locks.
+        isAccessibleForFree: node.isAccessibleForFree ?? null,
+        partsFree: [].concat(node.hasPart || []).slice(0, 20)
+          .map((part) => (part && typeof part === "object" ? part.isAccessibleForFree ?? null : null)),
       });
     }
   };

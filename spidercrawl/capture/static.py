@@ -33,6 +33,7 @@ META_NAMES = (
     "byl",
     "news_keywords",
     "robots",
+    "tdm-reservation",
 )
 
 

@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from spidercrawl.document.access import free_flag
+
 ARTICLE_TYPE = re.compile(r"Article|BlogPosting|NewsArticle|Report|Posting|WebPage")
 MAX_DEPTH = 8  # nesting of lists, objects and @graph read
 MAX_NODES = 2000  # objects visited per page
@@ -120,7 +122,21 @@ def article_record(
         "author": names_of(node.get("author"), nodes=nodes),
         "url": text_of(node.get("url")),
         "inLanguage": text_of(node.get("inLanguage")),
+        "isAccessibleForFree": _accessible_for_free(node),
     }
+
+
+def _accessible_for_free(node: dict) -> bool | None:
+    """The article's ``isAccessibleForFree``, or its parts' (``hasPart``): False where any
+    says not free, True where one says free, None where none says."""
+    parts = node.get("hasPart")
+    parts = parts[:MAX_NAMES] if isinstance(parts, list) else [parts]
+    flags = [free_flag(node.get("isAccessibleForFree"))] + [
+        free_flag(part.get("isAccessibleForFree")) for part in parts if isinstance(part, dict)
+    ]
+    if False in flags:
+        return False
+    return True if True in flags else None
 
 
 def read_jsonld(scripts: Iterable[str]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -181,6 +197,12 @@ def clean_records(records: Any) -> list[dict[str, Any]]:
         plain: dict[str, Any] = {field: text_of(record.get(field)) for field in RECORD_TEXT_FIELDS}
         plain["author"] = names_of(record.get("author"))
         plain["type"] = types_of({"@type": record.get("type")})
+        parts = record.get("partsFree")
+        parts = parts if isinstance(parts, list) else []
+        plain["isAccessibleForFree"] = _accessible_for_free({
+            "isAccessibleForFree": record.get("isAccessibleForFree"),
+            "hasPart": [{"isAccessibleForFree": flag} for flag in parts[:MAX_NAMES]],
+        })  # fmt: skip
         cleaned.append(plain)
     return cleaned
 

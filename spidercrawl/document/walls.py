@@ -98,8 +98,13 @@ def _kind_of(head: str, headers: Mapping[str, str]) -> str | None:
 
 
 def visible_words(html: str) -> int:
-    """The words of ``html``'s text outside scripts and styles (a quick count, no parse;
-    linear: an element never closed hides the rest of the page)."""
+    """The words of ``html``'s text outside scripts and styles."""
+    return len(visible_text(html).split())
+
+
+def visible_text(html: str) -> str:
+    """``html``'s text outside scripts and styles, a line per run between tags (a quick
+    read, no parse; linear: an element never closed hides the rest of the page)."""
     lowered = html.lower()
     parts, position = [], 0
     while (start := _INVISIBLE_START.search(html, position)) is not None:
@@ -110,4 +115,4 @@ def visible_words(html: str) -> int:
             break
         position = end + 1
     parts.append(html[position:])
-    return len(_TAG.sub(" ", " ".join(parts)).split())
+    return _TAG.sub("\n", " ".join(parts))

@@ -9,12 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from spidercrawl.document.access import (
+    article_access,
+    html_without_prompts,
+    page_prompts,
+    without_prompts,
+)
 from spidercrawl.document.markdown import article_markdown
 from spidercrawl.document.page import first_description, html_headlines
 from spidercrawl.extract.article import checked_rules
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
+from spidercrawl.learn.blocks import block_text
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.page import Page
 from spidercrawl.text import word_count
@@ -35,6 +42,9 @@ def article_item(
     :class:`~spidercrawl.learn.page.Page` gives the blocks it has built already."""
     text = extraction.text if extraction is not None else ""
     html = extraction.html if extraction is not None else ""
+    text, prompts = without_prompts(text)  # a paywall's prompt is no part of the article
+    html = html_without_prompts(html, prompts)
+    access = article_access(page.get("jsonld") or [], prompts or _page_prompts(page))
     language = model.content_language() if model is not None else ""
     metadata = article_metadata(page, text, site_names, language)
     if page.get("texts"):
@@ -54,7 +64,7 @@ def article_item(
         text, html = without_headline(text, html, title)
         if text is not body:  # its headline paragraph, the headline's words, went
             words -= word_count(title)
-    return ArticleItem(
+    item = ArticleItem(
         url=page.get("url"),
         canonical_url=metadata.canonical_url,
         site=page.get("site"),
@@ -78,6 +88,19 @@ def article_item(
         validators=page.get("validators"),
         page_digest=page.get("page_digest"),
     )
+    if access:  # absent where nothing says
+        item["access"] = access
+    reserved = page.get("reservations")
+    if isinstance(reserved, list) and reserved:
+        item["reserved"] = [str(name) for name in reserved]
+    return item
+
+
+def _page_prompts(page: Mapping[str, Any]) -> list[str]:
+    """The subscription prompts on the page outside the article (its blocks, or its HTML
+    where it has none)."""
+    blocks = [block_text(raw.get("text")) for raw in page.get("texts") or []]
+    return page_prompts(blocks, "" if blocks else page.get("rendered_html") or "")
 
 
 def plain_rules(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str]:

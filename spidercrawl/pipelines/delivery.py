@@ -82,6 +82,8 @@ class DeliveryPipeline:
 
             self.redis = RedisDelivery.from_settings(settings)
         self.duplicates = str(settings.get("DUPLICATES")).lower()
+        self.skip_paywalled = settings.getbool("SKIP_PAYWALLED")
+        self.respect_reservations = settings.getbool("RESPECT_RESERVATIONS")
         if self.duplicates not in DUPLICATE_MODES:
             raise ValueError(f"DUPLICATES takes {', '.join(DUPLICATE_MODES)}: {self.duplicates!r}")
         self.near: NearDuplicateIndex | SharedNearDuplicates | None = None
@@ -125,6 +127,24 @@ class DeliveryPipeline:
             self.files[site] = ArticlesFile(path)
         return self.files[site]
 
+    def _skip_if_withheld(self, site: str, adapter: ItemAdapter) -> None:
+        """A paywalled article with ``SKIP_PAYWALLED``, or one its site reserves (noai,
+        noindex, TDMRep) with ``RESPECT_RESERVATIONS``, is not delivered: counted (the
+        site's summary line) and logged."""
+        if self.skip_paywalled and adapter.get("access") == "paywalled":
+            why, key = "paywalled (SKIP_PAYWALLED)", "paywalled_skipped"
+        elif self.respect_reservations and adapter.get("reserved"):
+            reserved = ", ".join(adapter["reserved"])
+            why, key = (
+                f"reserved by the site: {reserved} (RESPECT_RESERVATIONS)",
+                "reserved_skipped",
+            )
+        else:
+            return
+        self.crawler.stats.inc_value(f"spidercrawl/articles/{key}")
+        self.crawler.stats.inc_value(f"spidercrawl/site/{site}/{key}")
+        raise DropItem(f"not delivered, {why}: {adapter.get('url')}", log_level="INFO")
+
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         adapter = ItemAdapter(item)
         if "text" not in adapter or "method" not in adapter:  # not an article
@@ -134,6 +154,7 @@ class DeliveryPipeline:
             self.crawler.stats.inc_value("spidercrawl/articles/empty_not_delivered")
             self.crawler.stats.inc_value(f"spidercrawl/site/{site}/empty")  # its summary line
             raise DropItem(f"no article text: {adapter.get('url')}", log_level="INFO")
+        self._skip_if_withheld(site, adapter)
         memory = self._memory(site)
         validators = adapter.pop("validators", None)  # recorded here, not delivered
         page = (page_key(str(adapter.get("url") or "")), validators) if validators else None

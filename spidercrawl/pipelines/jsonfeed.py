@@ -119,8 +119,10 @@ def feed_item(article: dict[str, Any], formats: ArticleFormats | None = None) ->
             "crawled_at",
             "update",
             "post_of",
+            "access",
+            "reserved",
         )
-        if article.get(key) not in (None, "")
+        if article.get(key) not in (None, "", [])
     }
     if formats.keeps("markdown") and markdown:
         item[_EXTENSION]["markdown"] = markdown

@@ -68,6 +68,7 @@ from spidercrawl import discovery
 from spidercrawl.capture.page_item import build_page_item
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.density import shows_text
+from spidercrawl.document.reservations import TdmPolicy, page_reservations
 from spidercrawl.document.walls import Wall, recognise_wall
 from spidercrawl.items import PageItem
 from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_arguments
@@ -85,7 +86,10 @@ SUMMARY_VERDICTS = (  # per-site stats of the delivery pipeline and the conditio
     ("near_duplicate", "near-duplicates of another article"),
     ("extractor_errors", "made by the next extractor after an error"),
     ("empty", "empty (not delivered)"),
+    ("paywalled_skipped", "paywalled (not delivered: SKIP_PAYWALLED)"),
+    ("reserved_skipped", "reserved by the site (not delivered: RESPECT_RESERVATIONS)"),
 )
+TDMREP_PATH = "/.well-known/tdmrep.json"
 HTML_CONTENT_TYPES = {"text/html", "application/xhtml+xml"}
 SPIDER_ARGUMENTS = ("site", "sites", "base_url", "max_pages", "max_depth", "render")
 SCRAPY_SPIDER_ARGUMENTS = frozenset({"_job"})  # what Scrapy itself may pass a spider
@@ -211,6 +215,14 @@ class NewsSpider(scrapy.Spider):
                 urljoin(base_url, "robots.txt"), site, self.parse_robots, 30,
                 {"dont_obey_robotstxt": True},
             )  # fmt: skip
+        yield scrapy.Request(  # TDMRep: which of the site's paths reserve their text
+            urljoin(base_url, TDMREP_PATH),
+            callback=self.parse_tdmrep,
+            errback=self.on_tdmrep_error,
+            meta={"site": site},
+            dont_filter=True,
+            priority=40,
+        )
         yield from self._discovery_request(
             urljoin(base_url, "sitemap.xml"), site, self.parse_sitemap, 20
         )
@@ -249,6 +261,21 @@ class NewsSpider(scrapy.Spider):
             raise DontCloseSpider
         if self.site_queue.keep_waiting():
             raise DontCloseSpider
+
+    def parse_tdmrep(self, response: Response) -> None:
+        """The site's ``/.well-known/tdmrep.json`` (document/reservations.py)."""
+        target = self._target(response.meta)
+        if isinstance(response, TextResponse):
+            target.tdm = TdmPolicy.parse(response.text)
+        if target.tdm.rules:
+            logger.info(
+                "%s: its tdmrep.json has %d rules (text-and-data-mining reservations)",
+                target.name, len(target.tdm.rules),
+            )  # fmt: skip
+
+    def on_tdmrep_error(self, failure: Failure) -> None:
+        """Most sites have no tdmrep.json: nothing reserved by the site."""
+        logger.debug("No tdmrep.json: %s", _describe_failure(failure))
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         """The sitemaps of a robots.txt the spider fetched itself (see :meth:`on_robots`)."""
@@ -439,6 +466,7 @@ class NewsSpider(scrapy.Spider):
         )
         if response.meta.get("validators"):
             item["validators"] = response.meta["validators"]
+        item["reservations"] = _reservations(target, response, item)
         rendered = item["capture_mode"] == "browser"
         stats.inc_value("spidercrawl/pages/rendered" if rendered else "spidercrawl/pages/fast_path")
         if rendered:
@@ -503,6 +531,7 @@ class NewsSpider(scrapy.Spider):
             keep_html=True,
         )
         item["render_failed"] = reason
+        item["reservations"] = _reservations(target, response, item)
         yield item
 
     def _from_kept_raw_html(
@@ -692,6 +721,7 @@ class SiteCrawl:
     raw_fallback: int = 0
     home_failed: str = ""  # why the home page could not be fetched
     blocked: Counter[str] = field(default_factory=Counter)  # pages a bot wall answered, by kind
+    tdm: TdmPolicy = field(default_factory=TdmPolicy)  # its tdmrep.json's reservations
     offsite: int = 0  # feed entries, sitemap URLs, feeds and sitemaps off the site, not fetched
 
     @property
@@ -736,6 +766,17 @@ def _describe_failure(failure: Failure) -> str:
     message = str(failure.value).strip().splitlines()
     first = message[0][:160] if message else ""
     return f"{type(failure.value).__name__}: {first}" if first else type(failure.value).__name__
+
+
+def _reservations(target: SiteCrawl, response: Response, item: PageItem) -> list[str]:
+    """What the page reserves of its text: its robots meta, its ``X-Robots-Tag`` and
+    ``tdm-reservation`` headers, and the site's tdmrep.json for its path."""
+    return page_reservations(
+        item.get("meta") or {},
+        [value.decode("latin-1") for value in response.headers.getlist(b"X-Robots-Tag")],
+        (response.headers.get(b"tdm-reservation") or b"").decode("latin-1"),
+        target.tdm.reserves(urlsplit(response.url).path),
+    )
 
 
 def _wall_of(failure: Failure) -> Wall | None:

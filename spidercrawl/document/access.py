@@ -1,0 +1,128 @@
+"""Paywalls: whether an article is free, and the subscription prompt that is no part of it.
+
+A paywalled article reaches a crawler cut short, often ending in a prompt ("Subscribe to
+continue reading"); delivered as it is, a corpus takes the first paragraphs for the whole
+story and the prompt for its last line. Two signs, each enough:
+
+- the publisher's own word, in the page's JSON-LD: ``isAccessibleForFree: false`` on the
+  article (Google's structured data for paywalled content, with or without
+  ``hasPart.cssSelector`` naming the locked part); ``true`` says the article is free;
+- a subscription prompt on the page (among the article's paragraphs, or in a metered
+  wall's box the reader left out): a short paragraph in the wording of the common
+  metered and hard walls.
+
+:func:`article_access` returns ``"paywalled"``, ``"free"`` or ``""`` (nothing says), and
+:func:`without_prompts` takes the prompts out of the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import lxml.html
+from lxml import etree
+
+from spidercrawl.document.walls import visible_text
+
+PAYWALLED, FREE = "paywalled", "free"
+# A paragraph longer than this is the article's own, whatever words it uses.
+MAX_PROMPT_CHARS = 260
+MAX_SCANNED_CHARS = 2 * 2**20  # a page's HTML beyond this is not searched for prompts
+_PROMPT = re.compile(
+    r"subscribe (now )?to (continue|keep) reading|subscribe to read (the|this) (full|whole|"
+    r"rest)|to (continue|keep) reading,? (please )?(subscribe|log ?in|sign ?in|become a)|"
+    r"(this|the) (article|story|content|piece) is (only )?(available|reserved|exclusive)"
+    r" (only )?(to|for) (paid |paying |our )?(subscribers|members)|for subscribers only|"
+    r"subscribers only\b|you(['\u2019]ve| have) (reached|used|read) (your|all (of )?your|the) "
+    r"(free |monthly )?(article|story|stories|articles) (limit|allowance)|"
+    r"you have \d+ free (article|story|articles|stories) (left|remaining)|already a "
+    r"(subscriber|member)\? ?(log|sign) ?in|become a (subscriber|member) to (read|continue|"
+    r"unlock)|unlock (this|the full) (article|story)|(read|get) unlimited (access|articles)"
+    r" (for|from) (just |only )?[$£€]",
+    re.IGNORECASE,
+)
+
+
+def declared_access(records: Iterable[Mapping[str, Any]]) -> str:
+    """``paywalled``, ``free`` or "" from the page's article records (JSON-LD: their
+    ``isAccessibleForFree``, also on a ``hasPart``); a paywall anywhere wins."""
+    said = ""
+    for record in records:
+        value = record.get("isAccessibleForFree")
+        if value is False:
+            return PAYWALLED
+        if value is True:
+            said = FREE
+    return said
+
+
+def is_prompt(paragraph: str) -> bool:
+    """Whether a paragraph is a subscription prompt, not the article's."""
+    return len(paragraph) <= MAX_PROMPT_CHARS and _PROMPT.search(paragraph) is not None
+
+
+def without_prompts(text: str) -> tuple[str, list[str]]:
+    """``text`` (paragraphs separated by blank lines) less its subscription prompts, and
+    the prompts taken out."""
+    paragraphs = text.split("\n\n")
+    prompts = [p for p in paragraphs if is_prompt(p.strip())]
+    if not prompts:
+        return text, []
+    return "\n\n".join(p for p in paragraphs if not is_prompt(p.strip())), prompts
+
+
+def page_prompts(blocks: Iterable[str], html: str) -> list[str]:
+    """The subscription prompts anywhere on a page: among its text blocks (a rendered
+    page), else among the text runs of its HTML (a page fetched plainly). A prompt the
+    article's reader left out still tells that the article was cut short."""
+    runs = list(blocks) or [
+        " ".join(run.split()) for run in visible_text(html[:MAX_SCANNED_CHARS]).splitlines()
+    ]
+    return [run for run in runs if is_prompt(run)]
+
+
+def article_access(records: Iterable[Mapping[str, Any]], prompts: list[str]) -> str:
+    """The article's access: the page's declaration, else ``paywalled`` where a prompt was
+    found in its text, else "" (nothing says)."""
+    declared = declared_access(records)
+    if declared == PAYWALLED or prompts:
+        return PAYWALLED
+    return declared
+
+
+def free_flag(value: Any) -> bool | None:
+    """JSON-LD's ``isAccessibleForFree`` (a boolean, or the strings "true"/"false" as many
+    pages write it) as True, False or None."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "yes", "1"):
+            return True
+        if lowered in ("false", "no", "0"):
+            return False
+    return None
+
+
+def html_without_prompts(html: str, prompts: list[str]) -> str:
+    """The article's clean HTML less the elements whose text is one of ``prompts``."""
+    if not html or not prompts:
+        return html
+    unwanted = {" ".join(p.split()) for p in prompts}
+    try:
+        parts = lxml.html.fragments_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return html
+    kept = []
+    for part in parts:
+        if isinstance(part, str):
+            kept.append(part)
+            continue
+        for element in list(part.iter()):
+            if element is not part and " ".join(element.text_content().split()) in unwanted:
+                element.drop_tree()
+        if " ".join(part.text_content().split()) not in unwanted:
+            kept.append(lxml.html.tostring(part, encoding="unicode"))
+    return "".join(kept)

@@ -1,0 +1,143 @@
+"""Paywalls and opt-outs: a paywalled article says so and loses its prompt; a site's
+reservations (robots meta noai, TDMRep header and tdmrep.json) are recorded, and skipped
+on request; ROBOTS_AGENTS obeys the AI crawlers' robots.txt groups. Real Chromium, a real
+HTTP server on 127.0.0.1, real ``scrapy crawl`` runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from spidercrawl.document.access import article_access, without_prompts
+from spidercrawl.document.reservations import TdmPolicy, page_reservations, robots_directives
+from spidercrawl.serve import SnapshotRequestHandler, serving
+from tests.conftest import run_crawl
+
+SITE = "press.example"
+
+
+def story(name: str) -> str:
+    """Six paragraphs of a story of its own (near-duplicates are kept out of the feed)."""
+    words = [f"{name}{n}" for n in range(12)]
+    return "".join(
+        f"<p>Paragraph {n} of the harbour story: the council voted on {words[n]} quay, and "
+        f"residents who live near {words[n + 6]} said the plan would change the town.</p>"
+        for n in range(6)
+    )
+
+
+PROMPT = "Subscribe to continue reading. Already a subscriber? Sign in"
+METERED = "You have reached your free article limit. Subscribe to keep reading."
+
+
+def jsonld(free: bool, part: bool = False) -> str:
+    record = {"@context": "https://schema.org", "@type": "NewsArticle", "headline": "Story"}
+    if part:
+        record["hasPart"] = {
+            "@type": "WebPageElement", "isAccessibleForFree": "False", "cssSelector": ".paywall"
+        }  # fmt: skip
+    else:
+        record["isAccessibleForFree"] = free
+    return f'<script type="application/ld+json">{json.dumps(record)}</script>'
+
+
+PAGES = {
+    "locked": (jsonld(False, part=True), f"<div class='paywall'><p>{PROMPT}</p></div>"),
+    "declared-free": (jsonld(True), ""),
+    "metered": ("", f"<aside class='meter'><p>{METERED}</p></aside>"),
+    "plain": ("", ""),
+    "noai": ('<meta name="robots" content="index, follow, noai, noimageai">', ""),
+    "tdm-header": ("", ""),
+    "tdm-listed": ("", ""),
+    "private": ("", ""),
+}
+
+
+class PressHandler(SnapshotRequestHandler):
+    """The snapshot server; ``/pages/tdm-header.html`` carries a tdm-reservation header."""
+
+    def end_headers(self) -> None:
+        if self.path == "/pages/tdm-header.html":
+            self.send_header("tdm-reservation", "1")
+        super().end_headers()
+
+
+def build_site(root: Path) -> Path:
+    site = root / SITE
+    (site / "pages").mkdir(parents=True)
+    for name, (head, tail) in PAGES.items():
+        (site / "pages" / f"{name}.html").write_text(
+            f"<html><head><title>The {name} story</title>{head}</head><body><article>"
+            f"<h1>The {name} story</h1>{story(name)}{tail}</article></body></html>"
+        )
+    files = site / "files"
+    (files / ".well-known").mkdir(parents=True)
+    (files / ".well-known" / "tdmrep.json").write_text(
+        json.dumps([{"location": "/pages/tdm-listed*", "tdm-reservation": 1}])
+    )
+    (files / "robots.txt").write_text(
+        "User-agent: *\nAllow: /\n\nUser-agent: GPTBot\nDisallow: /pages/private\n"
+    )
+    return site
+
+
+def crawl(root: Path, name: str, *settings: str):
+    extra = ["-a", "max_depth=0", "-s", f"MODELS_DIR={root / name / 'models'}"]
+    for setting in settings:
+        extra += ["-s", setting]
+    with serving(root / SITE, handler_class=PressHandler) as server:
+        result = run_crawl(SITE, server.base_url, root / name / "articles.jsonl", *extra,
+                           pages=False)  # fmt: skip
+    by_page = {item["url"].rsplit("/", 1)[-1].removesuffix(".html"): item for item in result.items}
+    return result, by_page
+
+
+def test_paywalls_and_reservations_are_recorded_and_skipped_on_request(tmp_path, chromium_path):
+    build_site(tmp_path)
+    result, items = crawl(tmp_path, "all")
+    assert result.returncode == 0, result.log[-3000:]
+    assert sorted(items) == sorted(PAGES), result.log[-3000:]
+    assert items["locked"]["access"] == "paywalled"
+    assert items["metered"]["access"] == "paywalled"
+    assert items["declared-free"]["access"] == "free"
+    assert "access" not in items["plain"]
+    for item in items.values():
+        assert "Subscribe to" not in item["text"] and "Subscribe to" not in item["markdown"]
+        assert "Paragraph 5 of the harbour story" in item["text"]
+    assert items["noai"]["reserved"] == ["noai", "noimageai"]
+    assert items["tdm-header"]["reserved"] == ["tdm"]
+    assert items["tdm-listed"]["reserved"] == ["tdm"]
+    assert "reserved" not in items["plain"]
+    feed = json.loads(next((tmp_path / "all").glob("articles-feeds/*.json")).read_text())
+    by_url = {entry["url"].rsplit("/", 1)[-1]: entry for entry in feed["items"]}
+    assert by_url["locked.html"]["_spidercrawl"]["access"] == "paywalled"
+    assert by_url["noai.html"]["_spidercrawl"]["reserved"] == ["noai", "noimageai"]
+
+    result, items = crawl(
+        tmp_path, "skipping", "SKIP_PAYWALLED=True", "RESPECT_RESERVATIONS=True",
+        "ROBOTS_AGENTS=CCBot,GPTBot",
+    )  # fmt: skip
+    assert result.returncode == 0, result.log[-3000:]
+    assert sorted(items) == ["declared-free", "plain"], result.log[-3000:]
+    assert "paywalled (not delivered: SKIP_PAYWALLED)" in result.log
+    assert "robots.txt withholds" in result.log and "private.html from GPTBot" in result.log
+    summary = next(line for line in result.log.splitlines() if f"{SITE}: " in line and
+                   "articles:" in line)  # fmt: skip
+    assert "2 paywalled (not delivered: SKIP_PAYWALLED)" in summary
+    assert "3 reserved by the site (not delivered: RESPECT_RESERVATIONS)" in summary
+
+
+def test_the_readers_of_access_and_reservations() -> None:
+    text, prompts = without_prompts(f"First paragraph.\n\n{METERED}\n\nLast paragraph.")
+    assert text == "First paragraph.\n\nLast paragraph." and prompts == [METERED]
+    long = "Subscribe to continue reading " + "the council's long argument " * 20
+    assert without_prompts(long)[1] == []  # an article's own long paragraph stays
+    assert article_access([{"isAccessibleForFree": None}], []) == ""
+    assert article_access([{"isAccessibleForFree": True}], [PROMPT]) == "paywalled"
+    assert robots_directives("googlebot: noindex, GPTBot: noai, nofollow") == {"noindex", "noai"}
+    assert page_reservations({"tdm-reservation": "1"}, [], "", False) == ["tdm"]
+    assert page_reservations({"robots": "index"}, ["noai"], "0", False) == ["noai"]
+    policy = TdmPolicy.parse('[{"location": "/news/*", "tdm-reservation": 1}, {"x": 1}, 3]')
+    assert policy.reserves("/news/a.html") and not policy.reserves("/sport/a.html")
+    for malformed in ("{", '{"location": "/"}', "[" * 100_000, '[{"location": 5}]'):
+        assert TdmPolicy.parse(malformed).rules == ()
