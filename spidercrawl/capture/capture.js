@@ -9,7 +9,7 @@
 // learning code reads both. The script also marks the DOM it leaves behind:
 // data-sc-block="i" on block i and data-sc-hidden on elements whose text was skipped,
 // so that the serialised HTML can be lined up with the blocks later (text density).
-({ maxHtmlChars, maxBlocks }) => {
+({ maxHtmlChars, maxBlocks, consentSelector }) => {
   // Visual properties recorded per block when they differ from <body>'s value.
   const VISUAL_PROPERTIES = [
     "font-family", "font-size", "font-style", "font-weight", "font-variant",
@@ -146,6 +146,12 @@
   };
   const body = doc.body;
   if (!body) return page;
+  // Consent dialogs (document/consent.py) are no text of the page's: out before reading.
+  if (consentSelector) {
+    try {
+      for (const dialog of doc.querySelectorAll(consentSelector)) dialog.remove();
+    } catch (e) { /* a selector this browser does not know */ }
+  }
 
   // ---- body ---------------------------------------------------------------------------
   const bodyStyle = styleOf(body);

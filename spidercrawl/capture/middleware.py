@@ -28,6 +28,8 @@ from scrapy.http import Response
 from scrapy.statscollectors import StatsCollector
 from scrapy_playwright.page import PageMethod
 
+from spidercrawl.document.consent import CONSENT_CSS
+
 logger = logging.getLogger(__name__)
 
 # Script navigations aborted, windows the page opens closed (capture/render_watch.py).
@@ -115,7 +117,11 @@ class BlockCaptureMiddleware:
         stats: StatsCollector | None = None,
     ) -> None:
         self.script = capture_script_as_json()
-        self.options = {"maxHtmlChars": max_block_html, "maxBlocks": max_blocks}
+        self.options = {
+            "maxHtmlChars": max_block_html,
+            "maxBlocks": max_blocks,
+            "consentSelector": CONSENT_CSS,
+        }
         self.load_wait_ms = int(max(load_wait, 0.0) * 1000)
         self.stats = stats
         # The browser context is made with the first render request (none at start-up).

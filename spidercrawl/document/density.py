@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
+from spidercrawl.document.consent import remove_consent_dialogs
 from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.structure import (
     INLINE_TAGS,
@@ -113,6 +114,7 @@ def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> 
     # Dropped in C, each element's tail text kept where it stood (as ``drop_tree`` keeps
     # it): dropping them one by one in Python was a twentieth of a never-seen page's time.
     etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
+    remove_consent_dialogs(root)  # never text a reader wants, shown or not
     if not render_aware:
         return
     # XPath (in C) finds the few elements with any of these attributes; walking every

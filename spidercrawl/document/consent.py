@@ -1,0 +1,50 @@
+"""Consent dialogs: the cookie and consent boxes of the common CMPs, never article text.
+
+A consent dialog (OneTrust, Didomi, Quantcast Choice, Sourcepoint, Usercentrics, Cookiebot,
+TrustArc, the cookieconsent library, a site's own cookie banner) is on every page of a
+site, over the article in the browser and often in the raw HTML too. Its text ("We value
+your privacy...") is not the article's, and a model that learns it as a template is
+harmed as much as an article that delivers it. Both readers drop these elements before
+they read: the capture script in the browser (``CONSENT_CSS``, passed to ``capture.js``)
+and :func:`~spidercrawl.document.density.remove_invisible` on any parsed HTML
+(``CONSENT_XPATH``). Where a dialog hides the article until answered, what the DOM holds
+is read, and a page the browser showed empty is read from its raw HTML.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+# Elements by id (exact), by id prefix, by class (whole class name), by class or id part.
+_IDS = ("onetrust-consent-sdk", "onetrust-banner-sdk", "didomi-host", "didomi-notice",
+        "usercentrics-root", "CybotCookiebotDialog", "truste-consent-track",
+        "qc-cmp2-container", "cmpbox", "cookie-law-info-bar", "cookie-notice",
+        "cookie-banner", "cookieConsent", "gdpr-consent-notice", "consent-banner")  # fmt: skip
+_ID_PREFIXES = ("sp_message_container", "sp_message_iframe")
+_CLASSES = ("qc-cmp2-container", "didomi-popup", "cc-window", "cc-banner", "ot-sdk-container",
+            "cookie-banner", "cookie-consent", "cookie-notice", "cookiebanner",
+            "consent-banner", "gdpr-banner", "fc-consent-root", "truste_box_overlay")  # fmt: skip
+
+CONSENT_CSS = ", ".join(
+    [f'[id="{i}"]' for i in _IDS]
+    + [f'[id^="{prefix}"]' for prefix in _ID_PREFIXES]
+    + [f".{name}" for name in _CLASSES]
+)
+CONSENT_XPATH = etree.XPath(
+    "//*["
+    + " or ".join(
+        [f"@id='{i}'" for i in _IDS]
+        + [f"starts-with(@id, '{prefix}')" for prefix in _ID_PREFIXES]
+        + [f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')" for name in _CLASSES]
+    )
+    + "]"
+)
+
+
+def remove_consent_dialogs(root: etree._Element) -> int:
+    """Drop the consent dialogs from a parsed document (their tails kept); how many."""
+    dialogs = [element for element in CONSENT_XPATH(root) if element.getparent() is not None]
+    for element in dialogs:
+        if element.getparent() is not None:  # not inside one dropped already
+            element.drop_tree()
+    return len(dialogs)
