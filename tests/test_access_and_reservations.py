@@ -134,6 +134,9 @@ def test_the_readers_of_access_and_reservations() -> None:
     assert without_prompts(long)[1] == []  # an article's own long paragraph stays
     assert article_access([{"isAccessibleForFree": None}], []) == ""
     assert article_access([{"isAccessibleForFree": True}], [PROMPT]) == "paywalled"
+    # A newsletter's modal on a free blog is taken out of the text but is no paywall.
+    modal = "Subscribe now to keep reading and get access to the full archive."
+    assert without_prompts(modal)[1] == [modal] and article_access([], [modal]) == ""
     assert robots_directives("googlebot: noindex, GPTBot: noai, nofollow") == {"noindex", "noai"}
     assert page_reservations({"tdm-reservation": "1"}, [], "", False) == ["tdm"]
     assert page_reservations({"robots": "index"}, ["noai"], "0", False) == ["noai"]

@@ -45,6 +45,16 @@ _PROMPT = re.compile(
 )
 
 
+# The wordings that say a paywall, not a newsletter's "subscribe to keep reading" modal
+# (shown on free blogs: four dev pages of wcxb-dev): a subscriber-only notice, a used-up
+# meter, a sign-in for subscribers, a locked article.
+_PAYWALL_PROMPT = re.compile(
+    r"subscribers|members only|(article|story|stories|articles) (limit|allowance)|\d+ free "
+    r"(article|story|articles|stories)|already a (subscriber|member)|unlock (this|the full)",
+    re.IGNORECASE,
+)
+
+
 def declared_access(records: Iterable[Mapping[str, Any]]) -> str:
     """``paywalled``, ``free`` or "" from the page's article records (JSON-LD: their
     ``isAccessibleForFree``, also on a ``hasPart``); a paywall anywhere wins."""
@@ -84,10 +94,10 @@ def page_prompts(blocks: Iterable[str], html: str) -> list[str]:
 
 
 def article_access(records: Iterable[Mapping[str, Any]], prompts: list[str]) -> str:
-    """The article's access: the page's declaration, else ``paywalled`` where a prompt was
-    found in its text, else "" (nothing says)."""
+    """The article's access: the page's declaration, else ``paywalled`` where one of the
+    prompts found says a paywall (not a newsletter's), else "" (nothing says)."""
     declared = declared_access(records)
-    if declared == PAYWALLED or prompts:
+    if declared == PAYWALLED or any(_PAYWALL_PROMPT.search(prompt) for prompt in prompts):
         return PAYWALLED
     return declared
 

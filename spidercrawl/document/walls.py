@@ -25,19 +25,31 @@ MAX_WALL_WORDS = 250
 # Only the head of a huge page is searched: an interstitial is small.
 SCANNED_CHARS = 300_000
 
-# (kind, marks in the HTML): the first kind whose marks match names the wall.
-_BODY_MARKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+# (kind, marks in the HTML): the first kind whose marks match names the wall. The vendors'
+# scripts and flags also stand on the real pages they protect, so a 200 is named a wall by
+# the marks of the challenge page itself only (``_CHALLENGE_MARKS``); any mark names a
+# 403, 429 or 503's vendor.
+_VENDOR_MARKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern, re.IGNORECASE))
+    for kind, pattern in (
+        ("Cloudflare challenge", r"/cdn-cgi/challenge-platform/|cf_chl_opt|cloudflare"),
+        ("AWS WAF challenge", r"awswaf|AwsWafIntegration|aws-waf-token"),
+        ("DataDome captcha", r"captcha-delivery\.com|datadome"),
+        ("PerimeterX captcha", r"px-captcha|_pxAppId|perimeterx"),
+        ("Akamai block", r"edgesuite|akamai"),
+    )
+)  # fmt: skip
+_CHALLENGE_MARKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
         ("Cloudflare challenge", r"<title>\s*(just a moment\.\.\.|attention required! \| "
-         r"cloudflare)|/cdn-cgi/challenge-platform/|cf_chl_opt|cf-browser-verification|"
-         r"enable javascript and cookies to continue|checking (your browser|if the site "
-         r"connection is secure)"),
-        ("AWS WAF challenge", r"awswaf|AwsWafIntegration|aws-waf-token"),
-        ("DataDome captcha", r"captcha-delivery\.com|datadome"),
-        ("PerimeterX captcha", r"px-captcha|_pxAppId|perimeterx|press (&amp;|&) hold"),
+         r"cloudflare)|cf_chl_opt|cf-browser-verification|enable javascript and cookies to "
+         r"continue|checking (your browser|if the site connection is secure)"),
+        ("AWS WAF challenge", r"gokuProps|AwsWafIntegration\.(checkForceRefresh|getToken)"),
+        ("DataDome captcha", r"captcha-delivery\.com"),
+        ("PerimeterX captcha", r"<div[^>]*id=.px-captcha|press (&amp;|&) hold to confirm"),
         ("Akamai block", r"<title>\s*access denied\s*</title>[\s\S]{0,3000}?(reference"
-         r"(\s|&#32;)*(#|&#35;)|edgesuite)|errors(\.|&#46;)edgesuite"),
+         r"(\s|&#32;)*(#|&#35;)|edgesuite)"),
         ("JavaScript wall", r"please enable (javascript|js) and disable any ad ?blocker|"
          r"verifying you are (a )?human"),
     )
@@ -75,24 +87,27 @@ def recognise_wall(status: int, headers: Mapping[str, str], html: str) -> Wall |
     in any case."""
     head = html[:SCANNED_CHARS] if html else ""
     lowered = {str(name).lower(): str(value) for name, value in headers.items()}
-    kind = _kind_of(head, lowered)
     if status in WALL_STATUSES:
+        kind = _kind_of(head, lowered, _CHALLENGE_MARKS) or _kind_of(head, {}, _VENDOR_MARKS)
         return Wall(kind or f"HTTP {status}", status)
-    if kind is None or (status >= 300):
+    if status >= 300:
         return None
     if lowered.get("cf-mitigated", "").lower() == "challenge":
-        return Wall(kind, status)
-    if visible_words(head) >= MAX_WALL_WORDS:
+        return Wall("Cloudflare challenge", status)
+    kind = _kind_of(head, {}, _CHALLENGE_MARKS)
+    if kind is None or visible_words(head) >= MAX_WALL_WORDS:
         return None
     return Wall(kind, status)
 
 
-def _kind_of(head: str, headers: Mapping[str, str]) -> str | None:
+def _kind_of(
+    head: str, headers: Mapping[str, str], marks: tuple[tuple[str, re.Pattern[str]], ...]
+) -> str | None:
     for name, kind in _HEADER_MARKS:
         if name in headers:
             return kind
-    for kind, marks in _BODY_MARKS:
-        if marks.search(head):
+    for kind, pattern in marks:
+        if pattern.search(head):
             return kind
     return None
 
