@@ -35,8 +35,10 @@ from spidercrawl.document.walls import recognise_wall  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
-    parser.add_argument("--extra", type=Path, action="append", default=[],
-                        help="another folder of datasets (the unpacked wcxb-dev's parent)")  # fmt: skip
+    parser.add_argument(
+        "--extra", type=Path, action="append", default=[],
+        help="another folder of datasets (the unpacked wcxb-dev's parent)",
+    )  # fmt: skip
     parser.add_argument("--show", type=int, default=15, help="flagged pages listed per kind")
     args = parser.parse_args()
     pages: Counter[str] = Counter()
