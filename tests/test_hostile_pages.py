@@ -227,6 +227,12 @@ def test_a_page_its_script_empties_is_read_from_its_raw_html_with_learning_on(
         f"<footer><p>The Harbour Times</p></footer>"
         f"<script>{SCRIPTS['empties']}</script></body></html>"
     )
+    (site / "pages" / "zz-blanked.html").write_text(  # a line of text left in its place
+        f"<html><head><title>The quay vote</title></head><body><article>"
+        f"<h1>The quay vote (blanked)</h1>{ARTICLE}</article><script>"
+        "document.addEventListener('DOMContentLoaded', () => {"
+        " document.body.innerHTML = '<p>Loading comments</p>'; });</script></body></html>"
+    )
     with serving(site) as server:
         out = tmp_path / "articles.jsonl"
         result = run_crawl(
@@ -241,4 +247,7 @@ def test_a_page_its_script_empties_is_read_from_its_raw_html_with_learning_on(
     emptied = by_path["/pages/zz-empties.html"]
     assert "Paragraph 7 of the harbour story" in emptied["text"]
     assert "raw HTML" in emptied["method_note"], emptied["method_note"]
+    blanked = by_path["/pages/zz-blanked.html"]  # judged on its raw HTML, not dropped
+    assert "Paragraph 7 of the harbour story" in blanked["text"]
+    assert "Loading comments" not in blanked["text"]
     assert {f"/pages/story{n}.html" for n in range(8)} <= set(by_path)

@@ -69,7 +69,7 @@ from spidercrawl.capture.page_item import build_page_item
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.density import shows_text
 from spidercrawl.document.reservations import TdmPolicy, page_reservations
-from spidercrawl.document.walls import Wall, recognise_wall
+from spidercrawl.document.walls import Wall, recognise_wall, visible_words
 from spidercrawl.items import PageItem
 from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_arguments
 
@@ -473,6 +473,13 @@ class NewsSpider(scrapy.Spider):
             target.rendered += 1
         else:
             target.fast_path += 1
+        raw_html = response.meta.get("raw_html") or ""
+        if item["texts"] and rendered and raw_html and (why := _shows_far_less(item, raw_html)):
+            # A script blanked the page (or left a line of it): judged on its raw HTML, not
+            # dropped as "not an article" for a DOM that lost its prose.
+            stats.inc_value("spidercrawl/pages/far_less_than_raw_html")
+            yield from self._from_kept_raw_html(target, response.request, why, response.url)
+            return
         if not item["texts"] and rendered:
             stats.inc_value("spidercrawl/pages/no_text_blocks")
             if shows_text(response.meta.get("raw_html") or ""):
@@ -777,6 +784,26 @@ def _reservations(target: SiteCrawl, response: Response, item: PageItem) -> list
         (response.headers.get(b"tdm-reservation") or b"").decode("latin-1"),
         target.tdm.reserves(urlsplit(response.url).path),
     )
+
+
+# A rendered page shows "far less" than its raw HTML where it shows under this share of the
+# raw HTML's visible words, of at least RAW_PROSE_WORDS, with no block of prose length.
+FAR_LESS_SHARE = 0.1
+RAW_PROSE_WORDS = 150
+PROSE_BLOCK_CHARS = 80
+
+
+def _shows_far_less(item: PageItem, raw_html: str) -> str:
+    """Why the browser's DOM of a page shows far less text than its raw HTML holds (a
+    script emptied or replaced the body), "" where it does not."""
+    texts = [" ".join(str(t) for t in raw.get("text") or []) for raw in item["texts"]]
+    if any(len(text) >= PROSE_BLOCK_CHARS for text in texts):
+        return ""
+    shown = sum(len(text.split()) for text in texts)
+    raw = visible_words(raw_html)
+    if raw < RAW_PROSE_WORDS or shown >= FAR_LESS_SHARE * raw:
+        return ""
+    return f"the browser showed {shown} words of the {raw} its raw HTML holds"
 
 
 def _wall_of(failure: Failure) -> Wall | None:
