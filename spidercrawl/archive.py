@@ -24,6 +24,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -46,6 +47,12 @@ class ArchivedPage:
     body: bytes
     content_type: str  # the HTTP header, with its charset if it had one
     source: str  # "FILE" or "FILE@OFFSET" for a WARC record
+    date: str = ""  # the record's WARC-Date (ISO 8601), "" for a plain HTML file
+
+    @property
+    def site(self) -> str:
+        """The site the page belongs to, as a crawl names it: its host without ``www.``."""
+        return site_of_url(self.url)
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,13 @@ class ReadCounts:
 
     skipped: int = 0  # records that are not HTML
     errors: int = 0
+
+
+def site_of_url(url: str) -> str:
+    """A URL's site as a crawl names its model folder: the host, lower case, without
+    ``www.`` ("" for a file or a URL without a host)."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host.removeprefix("www.")
 
 
 def is_warc(path: Path) -> bool:
@@ -151,7 +165,8 @@ def _html_page(record: object, source: str, max_bytes: int) -> ArchivedPage | Re
     missing = getattr(record.raw_stream, "limit", 0)  # type: ignore[attr-defined]
     if missing:
         return ReadError(source, f"the record is cut short ({missing} bytes missing): skipped")
-    return ArchivedPage(url, body, content_type, source)
+    date = record.rec_headers.get_header("WARC-Date") or ""  # type: ignore[attr-defined]
+    return ArchivedPage(url, body, content_type, source, date)
 
 
 def _next_gzip_member(file: object, position: int) -> int:

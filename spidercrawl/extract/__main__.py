@@ -1,11 +1,16 @@
-"""``python -m spidercrawl.extract [--model models/SITE] [-o OUT.jsonl] FILE...``
+"""``python -m spidercrawl.extract [--model DIR | --models DIR] [-o OUT.jsonl] FILE...``
 
 Article items from HTML files and WARC archives, without a crawl: one JSON object a line,
 to ``-o`` (written to a temporary file, then renamed) or to standard output. A progress bar
 goes to standard error. With ``--model`` the site's extraction rules cut the pages (the
-fast path of a crawl); without, text density does. Records that are not HTML are skipped
-and counted; unreadable records, truncated ones and gzip damage are logged one line each,
-and the rest is extracted. The exit status is 0 when at least one page was extracted or
+fast path of a crawl); with ``--models`` each record is cut by its own host's model (a
+host and its ``www.`` form are one site, as a crawl names ``models/<site>/``) and read by
+the arbiter where its host has none, with a report per host at the end (records, by
+rules, by the arbiter, failed); without either, the arbiter reads every page. Corpus
+filters: ``--hosts`` (a list or a file), ``--since``/``--until`` (the WARC-Date, or the
+article's published date with ``--by-published``), ``--lang`` (the item's language).
+Records that are not HTML are skipped and counted; unreadable records, truncated ones and
+gzip damage are logged one line each, and the rest is extracted. The exit status is 0 when at least one page was extracted or
 nothing went wrong, 1 when every input failed, 2 for a usage error.
 """
 
@@ -25,6 +30,14 @@ from tqdm import tqdm
 from spidercrawl.archive import ArchivedPage, ReadCounts, ReadError, read_pages
 from spidercrawl.extract.api import extract_html, load_site_model
 from spidercrawl.extract.formats import CONTENT_FORMATS, ArticleFormats
+from spidercrawl.extract.hosts import (
+    ArchiveFilter,
+    HostModels,
+    HostReport,
+    host_table,
+    parse_day,
+    parse_hosts,
+)
 from spidercrawl.learn.model import LearningError
 
 logger = logging.getLogger("spidercrawl.extract")
@@ -36,7 +49,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Article items (JSON Lines) from HTML files and WARC archives.",
     )
     parser.add_argument("files", nargs="+", type=Path, help="HTML files, .warc or .warc.gz")
-    parser.add_argument("--model", type=Path, help="a site's model folder (models/SITE)")
+    models = parser.add_mutually_exclusive_group()
+    models.add_argument("--model", type=Path, help="one site's model folder (models/SITE)")
+    models.add_argument(
+        "--models", type=Path, help="a models folder: each record by its own host's model"
+    )
+    parser.add_argument("--hosts", help="only these hosts: a comma-separated list or a file")
+    parser.add_argument("--since", help="records from this date (ISO 8601) on")
+    parser.add_argument("--until", help="records up to this date (ISO 8601)")
+    parser.add_argument(
+        "--by-published", action="store_true",
+        help="--since/--until on the article's published date, not the WARC-Date",
+    )  # fmt: skip
+    parser.add_argument("--lang", help="only articles in these languages (e.g. en,de)")
     parser.add_argument("-o", "--output", type=Path, help="JSON Lines file (default: stdout)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
@@ -54,8 +79,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     try:
         args.formats = ArticleFormats.parse(args.formats)
-    except ValueError as error:
-        parser.error(f"--formats: {error}")
+        args.filter = ArchiveFilter(
+            hosts=parse_hosts(args.hosts) if args.hosts else frozenset(),
+            since=parse_day(args.since) if args.since else None,
+            until=parse_day(args.until) if args.until else None,
+            by_published=args.by_published,
+            lang=frozenset(
+                code.strip().lower() for code in (args.lang or "").split(",") if code.strip()
+            ),
+        )
+    except (ValueError, OSError) as error:
+        parser.error(str(error))
+    if args.models is not None and not args.models.is_dir():
+        parser.error(f"--models: {args.models} is not a folder")
     return args
 
 
@@ -80,24 +116,45 @@ def write_items(
     progress: bool,
     raw_consensus: bool = True,
     formats: ArticleFormats | None = None,
+    host_models: HostModels | None = None,
+    keep: ArchiveFilter | None = None,
+    reports: dict[str, HostReport] | None = None,
 ) -> int:
+    """Write the article of every page of ``files`` to ``out``: by ``model``, or by each
+    host's model of ``host_models``; ``keep`` filters, ``reports`` gets each host's counts."""
     written = 0
+    keep = keep or ArchiveFilter()
+    reports = reports if reports is not None else {}
     bar = tqdm(unit=" pages", disable=not progress, file=sys.stderr)
     for page in pages(files, counts):
+        if not keep.keeps_record(page):
+            continue
+        site = page.site
+        report = reports.setdefault(site, HostReport())
+        report.records += 1
         try:
+            site_model = host_models.model_for(site) if host_models is not None else model
+            report.has_model = site_model is not None
             item = extract_html(
                 page.body,
                 page.url,
-                model,
+                site_model,
                 content_type=page.content_type,
                 raw_consensus=raw_consensus,
             )
         except Exception as error:  # one page's failure must not end the run
             counts.errors += 1
+            report.failed += 1
             reason = f"{type(error).__name__}: {error}"
             logger.warning("%s: extraction failed (%s)", page.source, reason)
             continue
+        if item.get("method") == "rules":
+            report.by_rules += 1
+        else:
+            report.by_arbiter += 1
         article = (formats or ArticleFormats()).strip(ItemAdapter(item).asdict())
+        if not keep.keeps_item(article):
+            continue
         out.write(json.dumps(article, ensure_ascii=False) + "\n")
         written += 1
         bar.update()
@@ -117,16 +174,27 @@ def main(argv: list[str] | None = None) -> int:
     counts = ReadCounts()
     progress = not args.no_progress
     consensus = not args.density_only
+    host_models = HostModels(args.models) if args.models is not None else None
+    reports: dict[str, HostReport] = {}
+    run = {
+        "files": args.files, "model": model, "counts": counts, "progress": progress,
+        "raw_consensus": consensus, "formats": args.formats, "host_models": host_models,
+        "keep": args.filter, "reports": reports,
+    }  # fmt: skip
     if args.output is None:
-        written = write_items(
-            sys.stdout, args.files, model, counts, progress, consensus, args.formats
-        )
+        written = write_items(sys.stdout, **run)
     else:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         partial = args.output.with_name(f".{args.output.name}.partial")
         with partial.open("w", encoding="utf-8") as out:
-            written = write_items(out, args.files, model, counts, progress, consensus, args.formats)
+            written = write_items(out, **run)
         partial.replace(args.output)
+    if host_models is not None:
+        for line in host_table(reports):
+            logger.info("%s", line)
+    if args.filter.left_out:
+        why = ", ".join(f"{n} by {reason}" for reason, n in args.filter.left_out.items())
+        logger.info("left out by the filters: %s", why)
     logger.info(
         "%d articles extracted%s; %d records skipped (not HTML), %d errors",
         written,
