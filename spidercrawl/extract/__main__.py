@@ -10,8 +10,9 @@ rules, by the arbiter, failed); without either, the arbiter reads every page. Co
 filters: ``--hosts`` (a list or a file), ``--since``/``--until`` (the WARC-Date, or the
 article's published date with ``--by-published``), ``--lang`` (the item's language).
 Records that are not HTML are skipped and counted; unreadable records, truncated ones and
-gzip damage are logged one line each, and the rest is extracted. The exit status is 0 when at least one page was extracted or
-nothing went wrong, 1 when every input failed, 2 for a usage error.
+gzip damage are logged one line each, and the rest is extracted. The exit status is 0 when
+at least one page was extracted or nothing went wrong, 1 when every input failed, 2 for a
+usage error.
 """
 
 from __future__ import annotations
