@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "spidercrawl.evaluate", "spidercrawl.serve", "spidercrawl.commands",
             "spidercrawl.collect", "spidercrawl.collector", "spidercrawl.enqueue",
+            "spidercrawl.datatrove", "spidercrawl.archive_learning", "spidercrawl.learn.__main__",
             # The package's own ``extract_html`` is the api's, imported on first use.
             "spidercrawl.__init__",
         ),

@@ -181,7 +181,7 @@ def role_records(
     )
     chars: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # all, repeated, links
     for number, (role, block) in enumerate(zip(roles, blocks, strict=True)):
-        if not block.chars:
+        if not block.chars or not role:  # text right in <body> has no role of its own
             continue
         counts = per_page[role][block.page]
         counts[0] += block.chars
