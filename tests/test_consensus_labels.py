@@ -51,9 +51,7 @@ def body_taken(model: SiteModel) -> int:
 
 
 def test_relevance_misses_a_boxed_feature_the_consensus_labels_get() -> None:
-    assert body_taken(SiteModel(labels="relevance", roles=False).fit(training_pages(0.9))) == 0
-    # Decided per template role with the reading, the box's paragraphs are included.
-    assert body_taken(SiteModel(labels="relevance").fit(training_pages(0.9))) == 5
+    assert body_taken(SiteModel(labels="relevance").fit(training_pages(0.9))) == 0
     for source in ("consensus", "consensus-clusters", "voted", "relevance-checked"):
         model = SiteModel(labels=source).fit(training_pages(0.9))
         assert body_taken(model) == 5, source

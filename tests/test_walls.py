@@ -189,3 +189,19 @@ def _port(log: str) -> str:
     marker = "Page blocked: http://127.0.0.1:"
     start = log.index(marker) + len(marker)
     return log[start : log.index("/", start)]
+
+
+def test_hostile_markup_is_read_in_bounded_time() -> None:
+    """Tags never closed, unclosed scripts: the quick readers stay linear (a quadratic one
+    takes minutes on these 2 MB)."""
+    import time
+
+    from spidercrawl.document.access import page_prompts
+    from spidercrawl.document.walls import visible_words
+
+    for hostile in ("<a" * 1_000_000, "<" * 2_000_000, "<script " * 250_000):
+        started = time.monotonic()
+        visible_words(hostile)
+        page_prompts([], hostile)
+        recognise_wall(200, {}, "<title>Just a moment...</title>" + hostile)
+        assert time.monotonic() - started < 10.0

@@ -60,7 +60,7 @@ _HEADER_MARKS = (
     ("x-datadome", "DataDome captcha"),
 )
 _INVISIBLE_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE)
-_TAG = re.compile(r"<[^>]*>")
+_TAG = re.compile(r"<[^<>]*>")  # not "[^>]*": linear on "<a<a<a..." never closed
 
 
 @dataclass(frozen=True)
