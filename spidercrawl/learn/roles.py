@@ -215,22 +215,35 @@ def decide_roles(records: Iterable[RoleRecord], pages: int) -> RoleDecisions:
     """Each record's decision (see the module doc) on a layout of ``pages`` training
     pages."""
     needed = max(MIN_ROLE_PAGES, math.ceil(MIN_ROLE_PAGE_SHARE * pages))
-    records = list(records)
-    container = article_container(records)
-    decided = []
-    for record in records:
+    decided = sorted(records, key=lambda r: -r.chars)
+    for record in decided:
         record.decision, record.why = "model", ""
-        if record.read_pages >= needed:
-            _decide(record, container)
-        decided.append(record)
-    decided.sort(key=lambda r: -r.chars)
+    decidable = [record for record in decided if record.read_pages >= needed]
+    for record in decidable:  # first what the model keeps and the reading does not
+        _doubt(record)
+    container = article_container(decided)
+    for record in decidable:  # then what the reading keeps in the article's container
+        if record.decision == "model":
+            _offer(record, container)
     return RoleDecisions(decided)
 
 
 def article_container(records: Sequence[RoleRecord]) -> str:
-    """The template path of the element holding every role the model keeps on most
-    pages ("" where it keeps none): where a second paragraph markup can be."""
-    kept = [r.role.split(" > ") for r in records if r.model_pages > MOST * r.pages]
+    """The template path of the element holding every role the model keeps on most pages
+    and the reading does not doubt: where a second paragraph markup can be. Where the
+    reading doubts all the model keeps (relevance took the comments), the element holding
+    the paragraph roles the reading keeps on most pages ("" where there are none)."""
+    kept = [
+        r.role.split(" > ")
+        for r in records
+        if r.model_pages > MOST * r.pages and r.decision not in ("excluded", "doubted")
+    ]
+    if not kept:
+        kept = [
+            r.role.split(" > ")
+            for r in records
+            if r.read_pages and r.reading_pages > MOST * r.read_pages and _paragraph(r)
+        ]
     if not kept:
         return ""
     shared = 0
@@ -243,10 +256,14 @@ def _inside(role: str, container: str) -> bool:
     return bool(container) and role.startswith(container + " > ")
 
 
-def _decide(record: RoleRecord, container: str) -> None:
+def _paragraph(record: RoleRecord) -> bool:
+    return record.element == "p" or record.chars / record.pages >= PARAGRAPH_ROLE_CHARS
+
+
+def _doubt(record: RoleRecord) -> None:
+    """``excluded`` or ``doubted``: a role the model keeps and the reading leaves out."""
     read, kept_by_reading = record.read_pages, record.reading_pages
-    model_keeps = record.model_pages > MOST * record.pages
-    if model_keeps and read - kept_by_reading > MOST * read:
+    if record.model_pages > MOST * record.pages and read - kept_by_reading > MOST * read:
         left_out = f"the reading leaves it out on {read - kept_by_reading} of {read} pages"
         if record.repeated >= REPEATED_TO_EXCLUDE:
             record.decision = "excluded"
@@ -254,11 +271,15 @@ def _decide(record: RoleRecord, container: str) -> None:
         else:
             record.decision = "doubted"
             record.why = f"{left_out}; its text does not repeat: each page's reading decides"
-        return
-    paragraph = record.element == "p" or record.chars / record.pages >= PARAGRAPH_ROLE_CHARS
+
+
+def _offer(record: RoleRecord, container: str) -> None:
+    """``included`` or ``offered``: a paragraph role in the container the model misses
+    and the reading keeps."""
+    read, kept_by_reading = record.read_pages, record.reading_pages
     if (
-        model_keeps
-        or not paragraph
+        record.model_pages > MOST * record.pages
+        or not _paragraph(record)
         or not _inside(record.role, container)
         or record.link_share > MOST
         or kept_by_reading <= MOST * read
