@@ -86,10 +86,14 @@ def checked_rules(
     page's HTML (``rendered_html``: the browser's DOM, or the raw HTML of a page fetched
     plainly), with their precision as confidence, where they pass their check; else None
     and why not ("" where the model has no usable rules)."""
+    from spidercrawl.extract.consensus import page_reading  # it imports this module
+
     rules = model.extraction_rules() if model is not None else None
     if rules is None or not rules.usable:
         return None, ""
-    result = rules.extract(page.get("rendered_html") or "")
+    raw = page.get("raw_html") or page.get("rendered_html") or ""
+    reading = page_reading(raw, page.get("url")) if raw else None  # asked where disputed
+    result = rules.extract(page.get("rendered_html") or "", reading=reading)
     verdict = rules.check(result, first_description(page))
     if not verdict.ok:
         return None, verdict.reason

@@ -103,6 +103,22 @@ def template_path(selector: tuple[str, ...]) -> str:
     return " > ".join(template_step(step) for step in selector)
 
 
+ROLE_CLASS_STEPS = 2  # a role keeps the classes of the block's element and its parent only
+
+
+@functools.lru_cache(maxsize=65536)
+def role_of(selector: tuple[str, ...]) -> str:
+    """A block's role in its layout (:mod:`.roles`): its selector path without ids and
+    digits, with the classes of its element and its parent only. Classes further up name a
+    post's category or tags as often as the template (``div.category-news.post``): kept,
+    they made each story's paragraphs a role of their own, seen on too few pages to decide."""
+    cut = len(selector) - ROLE_CLASS_STEPS
+    return " > ".join(
+        template_step(step) if number >= cut else template_step(step).split(".", 1)[0]
+        for number, step in enumerate(selector)
+    )
+
+
 def block_text(raw: object) -> str:
     """A block's text (a string, or the list of its text-node strings), spaces folded."""
     if isinstance(raw, str):

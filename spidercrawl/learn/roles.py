@@ -10,7 +10,8 @@ second paragraph markup less often than the seeds do, but takes an inline box no
 then.
 
 So after the classifier, each *role* of the template (a block's selector path without ids
-and digits, :func:`~spidercrawl.learn.blocks.template_path`) gets a record over the
+and digits, with the classes of its element and its parent only:
+:func:`~spidercrawl.learn.blocks.role_of`) gets a record over the
 training pages: on how many it appears, on how many the model's article keeps it, on how
 many the reading keeps it, how much of its text repeats word for word in that role from
 page to page (teasers repeat other articles' leads; an article's paragraphs do not). From
@@ -45,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block, template_path
+from spidercrawl.learn.blocks import Block, role_of
 from spidercrawl.learn.consensus_labels import reading_marks
 from spidercrawl.learn.selectors import SelectorPath
 from spidercrawl.text import folded
@@ -129,7 +130,7 @@ class RoleDecisions:
             return mask
         out = np.asarray(mask, dtype=bool).copy()
         for number, block in enumerate(blocks):
-            decision = decided.get(template_path(block.selector))
+            decision = decided.get(role_of(block.selector))
             if decision == "excluded":
                 out[number] = False
             elif decision == "included" and not block.mostly_links:  # not "offered"
@@ -146,7 +147,7 @@ class RoleDecisions:
         excluded = {record.role for record in self.of("excluded")}
         paths: Counter[SelectorPath] = Counter()
         for block in blocks:
-            if block.steps and block.chars and template_path(block.selector) in excluded:
+            if block.steps and block.chars and role_of(block.selector) in excluded:
                 paths[block.steps] += block.chars
         return paths
 
@@ -171,7 +172,7 @@ def role_records(
     ``marks`` (the blocks it keeps, the blocks of pages it read: :func:`reading_marks`) and
     the model's article (``model_mask``)."""
     marked, labelled = marks
-    roles = [template_path(block.selector) for block in blocks]
+    roles = [role_of(block.selector) for block in blocks]
     pages_of: dict[str, set[int]] = defaultdict(set)
     for role, block in zip(roles, blocks, strict=True):
         pages_of[(role, folded(block.text))].add(block.page)  # type: ignore[index]
@@ -221,7 +222,7 @@ def decide_roles(records: Iterable[RoleRecord], pages: int) -> RoleDecisions:
     decidable = [record for record in decided if record.read_pages >= needed]
     for record in decidable:  # first what the model keeps and the reading does not
         _doubt(record)
-    container = article_container(decided)
+    container = article_container(decidable)
     for record in decidable:  # then what the reading keeps in the article's container
         if record.decision == "model":
             _offer(record, container)
@@ -229,8 +230,9 @@ def decide_roles(records: Iterable[RoleRecord], pages: int) -> RoleDecisions:
 
 
 def article_container(records: Sequence[RoleRecord]) -> str:
-    """The template path of the element holding every role the model keeps on most pages
-    and the reading does not doubt: where a second paragraph markup can be. Where the
+    """The template path of the element holding every role (of ``records``, those seen on
+    enough pages to decide) the model keeps on most pages and the reading does not doubt:
+    where a second paragraph markup can be. Where the
     reading doubts all the model keeps (relevance took the comments), the element holding
     the paragraph roles the reading keeps on most pages ("" where there are none)."""
     kept = [
@@ -253,7 +255,13 @@ def article_container(records: Sequence[RoleRecord]) -> str:
 
 
 def _inside(role: str, container: str) -> bool:
-    return bool(container) and role.startswith(container + " > ")
+    """Whether ``role`` lies below ``container``, by tags (roles keep the classes of their
+    last two steps only, so a container's classes are not a role's)."""
+    return bool(container) and _tags(role).startswith(_tags(container) + " > ")
+
+
+def _tags(role: str) -> str:
+    return " > ".join(step.split(".", 1)[0] for step in role.split(" > "))
 
 
 def _paragraph(record: RoleRecord) -> bool:

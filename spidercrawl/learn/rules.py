@@ -50,7 +50,7 @@ from spidercrawl.document.structure import (
     paragraphs_text,
 )
 from spidercrawl.learn.blocks import block_text, template_step
-from spidercrawl.learn.consensus_labels import words_held
+from spidercrawl.learn.consensus_labels import ConsensusArticle, words_held
 from spidercrawl.learn.relevance import lcs_relevance
 from spidercrawl.learn.selectors import SelectorPath, Step, merge_paths, path_css
 from spidercrawl.text import tokenize
@@ -425,8 +425,8 @@ class ExtractionRules:
             sum(positives[p] for p in covered) + wrong, 1
         )
         in_dom = [  # the rules on each training page's DOM: the check's and the raw test's
-            self.extract(page["rendered_html"]) if page.get("rendered_html") and self.rules_
-            else None
+            self.extract(page["rendered_html"], reading=training_reading(page))
+            if page.get("rendered_html") and self.rules_ else None
             for page in pages
         ]  # fmt: skip
         self._fit_check(pages, in_dom)
@@ -563,7 +563,7 @@ class ExtractionRules:
             if not raw or from_dom is None or not from_dom.text:
                 continue
             tried += 1
-            in_raw = self.extract(raw_document(raw))
+            in_raw = self.extract(raw_document(raw), reading=training_reading(page))
             if self.check(in_raw).ok and _same_words(in_raw.text, from_dom.text):
                 held += 1
                 container_shares.append(in_raw.container_share)
@@ -638,21 +638,30 @@ class ExtractionRules:
         }
 
 
+def training_reading(page: Mapping[str, Any]) -> Callable[[], str] | None:
+    """A training page's page-level reading (its ``consensus_article``), as the fast path
+    asks a page's reading: the rules' article on the training pages, which sets the ranges
+    of their check, is then the one the fast path delivers."""
+    article = ConsensusArticle.of_page(page)
+    return None if article is None else (lambda: article.text)
+
+
 def element_roles(body: lxml.html.HtmlElement) -> dict[lxml.html.HtmlElement, str]:
-    """Every element below ``body`` with its template role (selector path from below
-    ``<body>`` without ids and digits, as :func:`~spidercrawl.learn.blocks.template_path`
-    spells a captured block's)."""
+    """Every element below ``body`` with its role (as :func:`~spidercrawl.learn.blocks.
+    role_of` spells a captured block's: tags from below ``<body>``, the classes of the
+    element and its parent, no ids or digits)."""
     roles: dict[lxml.html.HtmlElement, str] = {}
-    stack = [(child, "") for child in body]
+    # (element, the tags above its parent, its parent's step with classes)
+    stack = [(child, "", "") for child in body]
     while stack:
-        element, above = stack.pop()
+        element, above, parent = stack.pop()
         if not isinstance(element.tag, str):
             continue
-        classes = "".join(f".{c}" for c in (element.get("class") or "").split())
-        step = template_step(element.tag.lower() + classes)
-        role = f"{above} > {step}" if above else step
-        roles[element] = role
-        stack.extend((child, role) for child in element)
+        tag = element.tag.lower()
+        step = template_step(tag + "".join(f".{c}" for c in (element.get("class") or "").split()))
+        roles[element] = " > ".join(part for part in (above, parent, step) if part)
+        higher = " > ".join(part for part in (above, parent.split(".", 1)[0]) if part)
+        stack.extend((child, higher, step) for child in element)
     return roles
 
 
