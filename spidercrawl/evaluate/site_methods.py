@@ -61,12 +61,12 @@ from spidercrawl.extract.consensus import (
     OWN_BONUS,
     ConsensusExtractor,
     PeerExtraction,
-    page_reading,
     peer_text,
     word_f1,
 )
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.raw_consensus import RawHtmlConsensus
+from spidercrawl.extract.reading import page_reading
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
+from spidercrawl.extract.reading import page_reading
 from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import Extraction, SiteModel
 from spidercrawl.learn.page import Page
@@ -86,8 +87,6 @@ def checked_rules(
     page's HTML (``rendered_html``: the browser's DOM, or the raw HTML of a page fetched
     plainly), with their precision as confidence, where they pass their check; else None
     and why not ("" where the model has no usable rules)."""
-    from spidercrawl.extract.consensus import page_reading  # it imports this module
-
     rules = model.extraction_rules() if model is not None else None
     if rules is None or not rules.usable:
         return None, ""

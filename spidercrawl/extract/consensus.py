@@ -29,7 +29,6 @@ import importlib.util
 import logging
 import re
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from spidercrawl.extract.arbiter import (
 from spidercrawl.extract.arbiter import medoid as medoid_of_words
 from spidercrawl.extract.article import LearnedArticle
 from spidercrawl.extract.cold_start import cold_start_extraction
+from spidercrawl.extract.reading import trafilatura_reader
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import Extraction
@@ -116,24 +116,6 @@ class PeerExtraction:
         return self._html
 
 
-def _trafilatura(favor_recall: bool = False) -> PeerExtractor:
-    """trafilatura with its defaults, its fallbacks included. Without them (``fast=True``)
-    the vote took 1.5 ms a page less on dragnet, but on the pages where the peers are asked
-    its fallbacks are what it is asked for: in a leave-one-dataset-out run a
-    never-seen washingtonpost.com page fell from 0.90 to 0.09 and a site model's bbc.com
-    page, overruled by the peers, from 0.96 to 0.40 (10 never-seen pages changed, -0.58 in
-    sum; 14 learned, -0.23). ``favor_recall``: its reading that keeps more, which the
-    arbiter of raw HTML asks for where the plain one found almost nothing."""
-    with warnings.catch_warnings():  # urllib3 (through courlan) warns of SOCKS it lacks
-        warnings.simplefilter("ignore")
-        import trafilatura
-
-    def extract(html: str) -> str:
-        return trafilatura.extract(html, include_comments=False, favor_recall=favor_recall) or ""
-
-    return extract
-
-
 # The elements whose text readability's article gives a line of its own: paragraphs,
 # headings, list items, table cells and the blocks around them.
 _READABILITY_BLOCKS = (
@@ -185,13 +167,13 @@ def _readability() -> PeerExtractor:
 
 
 PEER_FACTORIES: dict[str, Callable[[], PeerExtractor]] = {
-    "trafilatura": _trafilatura,
+    "trafilatura": trafilatura_reader,
     "readability": _readability,
 }
 # Readings a peer gives with other settings, named by the arbiter of raw HTML: made where
 # their peer is installed.
 PEER_VARIANTS: dict[str, tuple[str, Callable[[], PeerExtractor]]] = {
-    "trafilatura-recall": ("trafilatura", lambda: _trafilatura(favor_recall=True)),
+    "trafilatura-recall": ("trafilatura", lambda: trafilatura_reader(favor_recall=True)),
 }
 
 
@@ -213,29 +195,6 @@ def _call_peer(name: str, peer: PeerExtractor, raw: str, url: object = None) -> 
 def peer_text(name: str, peer: PeerExtractor, raw: str, url: object = None) -> str:
     """``peer``'s text of ``raw``, empty where the peer fails."""
     return _call_peer(name, peer, raw, url)[0]
-
-
-_trafilatura_reader: PeerExtractor | None = None
-
-
-def page_reading(raw_html: str, url: object = None) -> Callable[[], str]:
-    """The page's own reading (trafilatura's text of its raw HTML), made on the first call
-    and only then: a learned layout's fast path asks for it only where the page holds a
-    role its records dispute (:func:`~spidercrawl.learn.rules.reconcile`). Empty where
-    trafilatura is not installed or fails."""
-    text: list[str] = []
-
-    def read() -> str:
-        global _trafilatura_reader
-        if not text:
-            if _trafilatura_reader is None and "trafilatura" in available_peers():
-                _trafilatura_reader = _trafilatura()
-            reader = _trafilatura_reader
-            raw = raw_html[:PEER_MAX_CHARS]
-            text.append(peer_text("trafilatura", reader, raw, url) if reader else "")
-        return text[0]
-
-    return read
 
 
 def medoid(candidates: Mapping[str, str], bonus: Mapping[str, float]) -> tuple[str, float]:

@@ -45,7 +45,7 @@ from scrapy.http import Response, TextResponse
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
 from spidercrawl.document.page import first_description
-from spidercrawl.extract.consensus import page_reading
+from spidercrawl.extract.reading import page_reading
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleCheck
 from spidercrawl.learn.store import ModelStore
