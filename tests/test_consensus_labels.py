@@ -54,7 +54,7 @@ def test_relevance_misses_a_boxed_feature_the_consensus_labels_get() -> None:
     assert body_taken(SiteModel(labels="relevance", roles=False).fit(training_pages(0.9))) == 0
     # Decided per template role with the reading: relevance took the comments, which the
     # reading doubts, and the box's paragraphs the reading keeps are included.
-    assert body_taken(SiteModel(labels="relevance").fit(training_pages(0.9))) == 5
+    assert body_taken(SiteModel(labels="relevance", roles=True).fit(training_pages(0.9))) == 5
     for source in ("consensus", "consensus-clusters", "voted", "relevance-checked"):
         model = SiteModel(labels=source).fit(training_pages(0.9))
         assert body_taken(model) == 5, source

@@ -40,9 +40,8 @@ def test_a_new_template_is_added_as_a_layout_beside_the_old_one(template_added) 
     assert added.log.count("learned a new layout from them") == 1, added.log[-3000:]
     meta = json.loads((models / SITE / "model.json").read_text("utf-8"))
     assert len(meta["layouts"]) == 2  # the new template's and the old one's
-    # The new template's article (its summary included: the reading keeps it) and the old.
-    assert "article.post" in meta["layouts"][0]["container"]
-    assert "article.story" in meta["layouts"][1]["container"]
+    assert "entry-content" in meta["layouts"][0]["container"]
+    assert "story-body" in meta["layouts"][1]["container"]
     assert len(added.items) == 30 and all(item["text"] for item in added.items)
     # Both templates fit now: the next crawl has no drift and takes every page plainly.
     assert "no longer fits the site" not in after.log
@@ -66,7 +65,7 @@ def test_pages_of_no_known_layout_are_collected_into_a_new_layout(minority_layou
     assert len(added.items) == 30 and all(item["text"] for item in added.items)
     meta = json.loads((models / SITE / "model.json").read_text("utf-8"))
     assert len(meta["layouts"]) == 2
-    assert "article.post" in meta["layouts"][0]["container"]
+    assert "entry-content" in meta["layouts"][0]["container"]
     # Both layouts known: the next crawl takes every page by the fast path, learns nothing.
     assert "new layout" not in after.log and "no longer fits the site" not in after.log
     assert {item["method"] for item in after.items} == {"rules"} and len(after.items) == 30

@@ -83,7 +83,7 @@ def boxed_site() -> tuple[SiteModel, list[dict]]:
         item, story = story_page(number, box=True)
         kept = [*story, APP_BOXES[number % 5]] if number == 0 else story
         pages.append(with_reading(item, kept))
-    return SiteModel().fit(pages), pages
+    return SiteModel(roles=True).fit(pages), pages
 
 
 def test_the_model_alone_keeps_the_box() -> None:
@@ -117,7 +117,7 @@ def test_a_second_paragraph_markup_the_model_misses_is_included() -> None:
         stories.append(story)
     alone = SiteModel(roles=False).fit(pages)
     assert stories[4][-1] not in alone.extract(pages[4]).text
-    model = SiteModel().fit(pages)
+    model = SiteModel(roles=True).fit(pages)
     included = model.role_decisions().of("included")
     assert [r.role for r in included] == ["div > article > div > div.text-block > div"]
     rules = model.usable_rules()
@@ -181,7 +181,7 @@ def test_a_disputed_role_is_settled_by_each_pages_reading_on_the_fast_path() -> 
         item, story = story_page(number, caption=True)
         kept = [*story, caption_of(number)] if number in (0, 1) else story
         pages.append(with_reading(item, kept))
-    model = SiteModel().fit(pages)
+    model = SiteModel(roles=True).fit(pages)
     doubted = model.role_decisions().of("doubted")
     assert [r.role for r in doubted] == ["div > article > div > figure.photo > figcaption"]
     rules = model.usable_rules()
@@ -206,7 +206,7 @@ def test_a_disputed_role_is_settled_by_each_pages_reading_on_the_fast_path() -> 
         assert kept.reconciled and caption_of(number) in kept.text
     assert len(asked) == 4  # once a page
     # A layout whose records dispute nothing: its pages are never read again.
-    agreeing = SiteModel().fit([with_reading(*story_page(n)) for n in range(10)])
+    agreeing = SiteModel(roles=True).fit([with_reading(*story_page(n)) for n in range(10)])
     assert not agreeing.usable_rules().disputed_
     asked.clear()
     item, story = story_page(30)

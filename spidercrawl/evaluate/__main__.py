@@ -94,10 +94,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "by default the crawl's LEARN_LABELS",
     )
     parser.add_argument(
-        "--no-roles",
+        "--roles",
         action="store_true",
-        help="learned/rules: the model's article as the classifier makes it, without the "
-        "decisions per template role made with the page-level reading (LEARN_ROLES=False)",
+        help="learned/rules: the model's article mended by the decisions per template role "
+        "made with the page-level reading (LEARN_ROLES=True)",
     )
     parser.add_argument(
         "--crawl-order",
@@ -216,7 +216,7 @@ def run_site_method(
                 layouts=not args.no_layouts,
                 model_dir=str(args.models) if args.models else None,
                 labels=args.labels,
-                roles=not args.no_roles,
+                roles=args.roles,
             )
         )
     if not conventions:

@@ -129,7 +129,7 @@ class SiteJob:
     headline_in_text: bool = True
     # learned/rules: the site models' training labels (learn/consensus_labels.py)
     labels: str = "relevance"
-    roles: bool = True  # learned/rules: template roles decided with the reading (roles.py)
+    roles: bool = False  # learned/rules: template roles decided with the reading (roles.py)
 
     @property
     def site_key(self) -> str:

@@ -392,7 +392,7 @@ class SiteModel(BaseEstimator):
         random_state: int = 0,
         layouts: bool = True,
         labels: str = "relevance",
-        roles: bool = True,
+        roles: bool = False,
     ) -> None:
         self.feature_groups = feature_groups
         self.cluster_groups = cluster_groups
