@@ -11,7 +11,7 @@ up once.
 from __future__ import annotations
 
 import logging
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -127,7 +127,5 @@ def host_table(reports: Mapping[str, HostReport], limit: int = 50) -> Iterable[s
             f"{report.by_rules:>6} {report.by_arbiter:>8} {report.failed:>7}"
         )
     if len(ordered) > limit:
-        rest = defaultdict(int)
-        for _, report in ordered[limit:]:
-            rest["records"] += report.records
-        yield f"... {len(ordered) - limit} more hosts, {rest['records']} records"
+        records = sum(report.records for _, report in ordered[limit:])
+        yield f"... {len(ordered) - limit} more hosts, {records} records"

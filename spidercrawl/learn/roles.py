@@ -173,9 +173,10 @@ def role_records(
     the model's article (``model_mask``)."""
     marked, labelled = marks
     roles = [role_of(block.selector) for block in blocks]
-    pages_of: dict[str, set[int]] = defaultdict(set)
-    for role, block in zip(roles, blocks, strict=True):
-        pages_of[(role, folded(block.text))].add(block.page)  # type: ignore[index]
+    texts = [(role, folded(block.text)) for role, block in zip(roles, blocks, strict=True)]
+    pages_of: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for text, block in zip(texts, blocks, strict=True):
+        pages_of[text].add(block.page)
     # Per role and page: characters, kept by the model, kept by the reading, read at all.
     per_page: dict[str, dict[int, list[int]]] = defaultdict(
         lambda: defaultdict(lambda: [0, 0, 0, 0])
@@ -191,7 +192,7 @@ def role_records(
         counts[3] = counts[3] or int(labelled[number])
         totals = chars[role]
         totals[0] += block.chars
-        totals[1] += block.chars if len(pages_of[(role, folded(block.text))]) > 1 else 0  # type: ignore[index]
+        totals[1] += block.chars if len(pages_of[texts[number]]) > 1 else 0
         totals[2] += min(block.link_chars, block.chars)
     records = []
     for role, by_page in per_page.items():
