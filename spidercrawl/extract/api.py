@@ -75,7 +75,7 @@ def extract_html(
     text = html if isinstance(html, str) else decode_html(html, content_type or None)[0]
     model = load_site_model(site_model)
     try:  # parsed once, as the crawl's fast path does: metadata and rules from one tree
-        capture = cut_raw_html(parse_raw_html(text), url, model, text)[0]
+        capture = cut_raw_html(parse_raw_html(text), url, model)[0]
     except UnusableDocumentError:
         capture = static_capture(text, url)
     page = {

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
-from spidercrawl.extract.reading import page_reading
 from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import Extraction, SiteModel
 from spidercrawl.learn.page import Page
@@ -90,13 +89,11 @@ def checked_rules(
     rules = model.extraction_rules() if model is not None else None
     if rules is None or not rules.usable:
         return None, ""
-    raw = page.get("raw_html") or page.get("rendered_html") or ""
-    reading = page_reading(raw, page.get("url")) if raw else None  # asked where disputed
-    result = rules.extract(page.get("rendered_html") or "", reading=reading)
+    result = rules.extract(page.get("rendered_html") or "")
     verdict = rules.check(result, first_description(page))
     if not verdict.ok:
         return None, verdict.reason
-    result.confidence = round(rules.precision_, 3)
+    result.confidence = round(rules.recall_, 3)
     return result, ""
 
 
@@ -127,23 +124,23 @@ def learned_extraction(
     template texts); where the model finds (almost) nothing, the blocks in the site's
     article container, else that cross-site article or, without it, text density's.
 
-    Before the cross-site extractor, the site's extraction rules, where they hold on the
-    page's DOM (:func:`rules_on_render`, method ``rules``, as the fast path would give).
-    The method is ``learned``, ``rules``, ``learned+container``, ``learned+unseen`` or
+    First of all, the layout's parser on the page's DOM where it passes its check
+    (:func:`rules_on_render`, method ``rules``): the article the fast path gives its
+    pages. The method is ``learned``, ``rules``, ``learned+container``, ``learned+unseen`` or
     ``learned+density-fallback``. "Almost nothing" is under a tenth of the content the
     model saw per training page. The page's blocks are built once for all (a
     :class:`~spidercrawl.learn.page.Page` keeps them).
     """
     page = Page.of(page)
     blocks = page.blocks()
-    site_model, model = model, model.for_blocks(blocks)  # several layouts: the page's own
+    by_rules = rules_on_render(page, model)
+    if by_rules is not None:
+        return LearnedArticle(by_rules, "rules")
+    model = model.for_blocks(blocks)  # several layouts: the page's own
     familiarity = model.familiarity(blocks)
     cross_site: Extraction | None = None  # computed once at most
     if unseen is not None and familiarity < MIN_FAMILIAR_SHARE:
         reason = f"only {familiarity:.0%} of the page's text {UNFAMILIAR}"
-        by_rules = rules_on_render(page, site_model)
-        if by_rules is not None:
-            return LearnedArticle(by_rules, "rules", reason)
         cross_site = unseen_fallback(page, model, unseen)
         if cross_site.text:
             return LearnedArticle(cross_site, "learned+unseen", reason, of_no_layout=True)
@@ -156,10 +153,7 @@ def learned_extraction(
     if contained is not None and len(contained.text) >= enough:
         return LearnedArticle(contained, "learned+container", nothing)
     if unseen is not None:
-        if cross_site is None:  # neither were the rules tried
-            by_rules = rules_on_render(page, site_model)
-            if by_rules is not None:
-                return LearnedArticle(by_rules, "rules", nothing)
+        if cross_site is None:
             cross_site = unseen_fallback(page, model, unseen)
         if cross_site.text:
             return LearnedArticle(cross_site, "learned+unseen", nothing)
