@@ -21,16 +21,21 @@ and :func:`cut` applies it to any parsed page, raw or rendered.
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import lxml.html
+from lxml import etree
 
 from spidercrawl.document.structure import BLOCK_TAGS, element_paragraphs, paragraphs_text
 from spidercrawl.learn.selectors import Step
 from spidercrawl.text import tokenize
+
+logger = logging.getLogger(__name__)
 
 # A unit is kept by the vote where at least this share of the readings hold it, left out
 # where at most ``1 - VOTE_KEEP`` do; between, the readings split and it is not counted.
@@ -60,7 +65,7 @@ CONTACT_LINE = re.compile(
 LINK_LIST_TAGS = frozenset({"ul", "ol", "div", "section", "table", "dl"})
 LINK_LIST_SHARE = 0.6  # of an element's text in links: a list of links, not prose
 MIN_LINK_LIST_LINKS = 3
-MAX_CONTACT_WORDS = 30
+MAX_CONTACT_WORDS = 16  # a contact line is short: an address in a sentence is the story
 _DIGITS = re.compile(r"\d")
 _XML_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 _HASHED = re.compile(r"^(?:css|sc|jsx|emotion|styled)-|^[a-zA-Z]{1,3}[A-Z][a-zA-Z]{3,}$")
@@ -96,15 +101,16 @@ class ParserPart:
         optional (browsers insert it into tables, raw HTML often lacks it)."""
         parts = ["//body" if self.anchored else "//body/"]
         places = self.positions or (0,) * len(self.steps)
-        for step, place in zip(self.steps, places, strict=True):
-            if step.name == "tbody" and not step.id:
+        last = len(self.steps) - 1
+        for number, (step, place) in enumerate(zip(self.steps, places, strict=True)):
+            if step.name == "tbody" and not step.id and number < last:
                 parts.append("/")
             else:
                 parts.append("/" + step.xpath() + (f"[{place}]" if place else ""))
         return "".join(parts).replace("///", "//")
 
 
-PART_KINDS = ("container", "exclusion", "summary", "markup")
+PART_KINDS = ("container", "exclusion", "summary", "markup", "kept")
 MAX_PARTS = 64
 MAX_STEPS = 40
 
@@ -165,12 +171,16 @@ class Unit:
 
 @dataclass
 class PageEvidence:
-    """One training page as the parser's induction reads it."""
+    """One training page as the parser's induction reads it: its units and votes, and per
+    element the words kept and left out by the vote in its subtree and its elements
+    (kinds that are never the story aside), so that a candidate container is scored by a
+    few sums."""
 
     body: lxml.html.HtmlElement
     units: list[Unit]
     dropped: set[lxml.html.HtmlElement]  # inside a kind that is never the story
     kept_words: int  # counted words the vote keeps on the page, dropped kinds aside
+    sums: dict[lxml.html.HtmlElement, tuple[int, int, int]] = field(default_factory=dict)
 
     def counted(
         self, inside: set[lxml.html.HtmlElement], excluded: set[lxml.html.HtmlElement]
@@ -188,7 +198,17 @@ class PageEvidence:
         return kept, left
 
     def f1(self, inside: set, excluded: set) -> float:
-        kept, left = self.counted(inside, excluded)
+        return self._f1(*self.counted(inside, excluded))
+
+    def f1_of_tops(self, tops: Sequence[lxml.html.HtmlElement]) -> tuple[float, int]:
+        """The F1 of the subtrees of ``tops`` (none inside another) and their elements."""
+        kept = left = size = 0
+        for top in tops:
+            k, l_, c = self.sums.get(top, (0, 0, 0))
+            kept, left, size = kept + k, left + l_, size + c
+        return self._f1(kept, left), size
+
+    def _f1(self, kept: int, left: int) -> float:
         missed = self.kept_words - kept
         return 2 * kept / (2 * kept + left + missed) if kept else 0.0
 
@@ -221,16 +241,27 @@ def never_the_story(element: lxml.html.HtmlElement) -> str:
     return ""
 
 
-def dropped_kinds(root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
+def dropped_kinds(
+    root: lxml.html.HtmlElement, kept: Sequence[ParserPart] = ()
+) -> set[lxml.html.HtmlElement]:
     """Every element below ``root`` inside a kind that is never the story (``root`` itself
-    is not judged: a container is what it is)."""
+    is not judged: a container is what it is), but for the kinds the site's vote keeps
+    (``kept``: parts of kind ``kept``, each naming the role and the kind)."""
     dropped: set[lxml.html.HtmlElement] = set()
     for element in root.iterdescendants():
         if element in dropped or not isinstance(element.tag, str):
             continue
-        if never_the_story(element):
+        why = never_the_story(element)
+        if why and not any(_fits(part, element, why) for part in kept):
             dropped.update(e for e in element.iter() if isinstance(e.tag, str))
     return dropped
+
+
+def _fits(part: ParserPart, element: lxml.html.HtmlElement, why: str) -> bool:
+    """Whether a ``kept`` part names ``element`` (its tag and classes) and its kind."""
+    step = part.steps[-1]
+    classes = set((element.get("class") or "").split())
+    return step.name == element.tag and step.classes <= classes and part.why.endswith(why)
 
 
 def text_units(body: lxml.html.HtmlElement) -> Iterator[tuple[lxml.html.HtmlElement, str]]:
@@ -284,7 +315,34 @@ def page_evidence(
             vote = 1 if share >= VOTE_KEEP else -1 if share <= 1 - VOTE_KEEP else 0
         units.append(Unit(element, words, vote, is_repeated))
     kept = sum(u.words for u in units if u.vote > 0 and u.element not in dropped)
-    return PageEvidence(body, units, dropped, kept)
+    return PageEvidence(body, units, dropped, kept, _subtree_sums(body, units, dropped))
+
+
+def _subtree_sums(
+    body: lxml.html.HtmlElement, units: Sequence[Unit], dropped: set
+) -> dict[lxml.html.HtmlElement, tuple[int, int, int]]:
+    """Per element: the words kept and left out by the vote in its subtree, and its
+    elements, dropped kinds aside (children summed into parents, last element first)."""
+    kept: Counter = Counter()
+    left: Counter = Counter()
+    for unit in units:
+        if unit.element in dropped:
+            continue
+        if unit.vote > 0:
+            kept[unit.element] += unit.words
+        elif unit.vote < 0:
+            left[unit.element] += unit.words
+    size: Counter = Counter()
+    elements = [e for e in body.iter() if isinstance(e.tag, str)]
+    for element in reversed(elements):
+        if element not in dropped:
+            size[element] += 1
+        parent = element.getparent()
+        if parent is not None and element is not body:
+            kept[parent] += kept[element]
+            left[parent] += left[element]
+            size[parent] += size[element]
+    return {e: (kept[e], left[e], size[e]) for e in elements}
 
 
 def repeated_phrases(bodies: Sequence[lxml.html.HtmlElement]) -> set[str]:
@@ -362,9 +420,19 @@ def role_part(element: lxml.html.HtmlElement) -> ParserPart | None:
 
 def matches(part: ParserPart, root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     """The outermost elements ``part`` selects in ``root``, in document order."""
-    found = [e for e in root.xpath(part.xpath) if isinstance(e, lxml.html.HtmlElement)]
+    try:
+        found = [e for e in _compiled(part.xpath)(root) if isinstance(e, lxml.html.HtmlElement)]
+    except etree.XPathError as error:  # a selector no XPath can say: it selects nothing
+        logger.info("the selector %s cannot be applied: %s", part.css, error)
+        return []
     chosen = set(found)
     return [e for e in found if not any(a in chosen for a in e.iterancestors())]
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(xpath: str) -> etree.XPath:
+    """A selector's XPath, compiled once per process."""
+    return etree.XPath(xpath)
 
 
 def subtree(elements: Iterable[lxml.html.HtmlElement]) -> set[lxml.html.HtmlElement]:
@@ -387,7 +455,7 @@ class Induced:
 def induce(pages: Sequence[PageEvidence]) -> Induced:
     """The parser whose articles agree best with the pages' votes, less a cost per
     selector (module doc)."""
-    candidates: dict[ParserPart, tuple[str, dict[int, set]]] = {}
+    candidates: dict[ParserPart, tuple[str, dict[int, list]]] = {}
     for number, page in enumerate(pages):
         found: dict[ParserPart, list] = defaultdict(list)
         for element in page.body.iter():
@@ -401,18 +469,20 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
         for part, elements in found.items():
             chosen = set(elements)
             outer = [e for e in elements if not any(a in chosen for a in e.iterancestors())]
-            candidates[part][1][number] = subtree(outer)
+            candidates[part][1][number] = outer
     keys: list[ParserPart] = []
     open_pages = set(range(len(pages)))
     while open_pages and len(keys) < MAX_CONTAINERS:
         best, best_score, best_pages = None, (0.0, 0), set()
-        for part, (kind, inside_of) in candidates.items():
-            served = open_pages & inside_of.keys()
+        for part, (kind, tops_of) in candidates.items():
+            served = open_pages & tops_of.keys()
             if not served or len(served) < MIN_CONTAINER_SHARE * len(open_pages):
                 continue
-            total = sum(pages[n].f1(inside_of[n], set()) for n in served)
+            total = size = 0.0
+            for number in served:
+                f1, elements = pages[number].f1_of_tops(tops_of[number])
+                total, size = total + f1, size + elements
             # Of two that agree as well, the one holding fewer elements: the story's own.
-            size = sum(len(inside_of[n]) for n in served)
             score = (round(total / len(open_pages) - CONTAINER_COST[kind], 6), -size)
             if score[0] > 0 and score > best_score:
                 best, best_score, best_pages = part, score, served
@@ -420,39 +490,41 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
             break
         keys.append(best)
         open_pages -= best_pages
-    containers = [_with_evidence(key, pages, candidates[key][1]) for key in keys]
-    exclusions = _exclusions(pages, keys, candidates)
-    summaries = _summaries(pages, keys, candidates)
+    insides = {key: {n: subtree(tops) for n, tops in candidates[key][1].items()} for key in keys}
+    containers = [_with_evidence(key, pages, insides[key]) for key in keys]
+    exclusions = _exclusions(pages, keys, insides)
+    summaries = _summaries(pages, keys, insides)
+    markup = _markup_parts(pages, keys, insides)
+    kept = [part for part in markup if part.kind == "kept"]
     taken = wanted = 0
     for page in pages:
-        found = cut(page.body, containers, exclusions, summaries)
+        found = cut(page.body, containers, exclusions, summaries, kept)
         inside = (found.keep - found.pass_through) if found else set()
         taken += page.counted(inside, set())[0]
         wanted += page.kept_words
     recall = taken / wanted if wanted else 0.0
-    markup = _markup_parts(pages, keys, candidates)
     return Induced(containers, exclusions, summaries, recall, markup)
 
 
 def container_of(
-    containers: Sequence[ParserPart], candidates: Mapping, number: int
+    keys: Sequence[ParserPart], insides: Mapping[ParserPart, Mapping[int, set]], number: int
 ) -> set[lxml.html.HtmlElement]:
-    for part in containers:
-        inside = candidates[part][1].get(number)
+    """The elements of page ``number``'s container: the first of ``keys`` on it."""
+    for key in keys:
+        inside = insides[key].get(number)
         if inside:
             return inside
     return set()
 
 
 def _exclusions(
-    pages: Sequence[PageEvidence], containers: Sequence[ParserPart], candidates: Mapping
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping
 ) -> list[ParserPart]:
     """Roles inside the containers whose leaving out raises the pages' agreement with the
     vote by more than a selector's cost, best first, each judged after those before it."""
-    insides = [container_of(containers, candidates, n) for n in range(len(pages))]
-    roles: dict[ParserPart, dict[int, set]] = defaultdict(dict)
-    for number, (page, inside) in enumerate(zip(pages, insides, strict=True)):
-        by_role: dict[ParserPart, list] = defaultdict(list)
+    insides = [container_of(keys, insides_of, n) for n in range(len(pages))]
+    offered: set[ParserPart] = set()  # the roles of what the vote leaves out
+    for page, inside in zip(pages, insides, strict=True):
         for unit in page.units:
             if unit.element in inside and unit.vote < 0 and unit.element not in page.dropped:
                 for element in [unit.element, *unit.element.iterancestors()]:
@@ -460,12 +532,14 @@ def _exclusions(
                         break
                     part = role_part(element)
                     if part is not None:
-                        by_role[part].append(element)
-        for part, elements in by_role.items():
-            chosen = set(elements)
-            roles[part][number] = subtree(
-                e for e in elements if not any(a in chosen for a in e.iterancestors())
-            )
+                        offered.add(part)
+    # Each judged by all it selects, as it will select on every page.
+    roles: dict[ParserPart, dict[int, set]] = defaultdict(dict)
+    for part in offered:
+        for number, (page, inside) in enumerate(zip(pages, insides, strict=True)):
+            members = subtree(e for e in matches(part, page.body) if e in inside)
+            if members:
+                roles[part][number] = members
     excluded: list[set] = [set() for _ in pages]
     current = [p.f1(inside, set()) for p, inside in zip(pages, insides, strict=True)]
     chosen_parts: list[ParserPart] = []
@@ -492,13 +566,13 @@ SUMMARY_PAGES = 2 / 3  # a summary outside the container: kept by the vote on mo
 
 
 def _summaries(
-    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], candidates: Mapping
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping
 ) -> list[ParserPart]:
     """Roles outside the containers (an element with stable classes of its own, holding
     no container) that the vote keeps on ``SUMMARY_PAGES`` of the pages that have them,
     and whose taking raises the pages' agreement by more than a selector's cost: a
     summary or dek above the story."""
-    insides = [container_of(keys, candidates, n) for n in range(len(pages))]
+    insides = [container_of(keys, insides_of, n) for n in range(len(pages))]
     seen: dict[ParserPart, dict[int, list]] = defaultdict(dict)
     for number, (page, inside) in enumerate(zip(pages, insides, strict=True)):
         if not inside:
@@ -538,18 +612,22 @@ def _summaries(
     return chosen
 
 
-MAX_MARKUP_PARTS = 12  # the kinds left out by their markup that the parser's view lists
+MAX_MARKUP_PARTS = 12
+# A kind never the story by its markup is kept all the same in a role whose words the
+# vote keeps at this share, on two pages or more (a site's contact lines that its readers
+# all keep, a list of links that is the story).
+KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view lists
 
 
 def _markup_parts(
-    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], candidates: Mapping
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping
 ) -> list[ParserPart]:
     """The roles inside the containers that were left out by their markup alone (kind
     ``markup``: not applied as selectors, as :func:`cut` recognises the kinds on every
     page), with their evidence, for a person reading the parser."""
     seen: dict[ParserPart, list] = {}  # part -> [why, pages, words, counted, kept]
     for number, page in enumerate(pages):
-        inside = container_of(keys, candidates, number)
+        inside = container_of(keys, insides_of, number)
         tops = [
             e for e in page.dropped
             if e in inside and e.getparent() not in page.dropped
@@ -571,7 +649,7 @@ def _markup_parts(
     ranked = sorted(seen.items(), key=lambda item: -item[1][2])[:MAX_MARKUP_PARTS]
     return [
         ParserPart(
-            "markup",
+            "kept" if on >= 2 and counted and kept >= KEPT_SHARE * counted else "markup",
             part.steps,
             pages=on,
             kept_share=round(kept / counted, 3) if counted else 0.0,
@@ -648,6 +726,7 @@ def cut(
     containers: Sequence[ParserPart],
     exclusions: Sequence[ParserPart],
     summaries: Sequence[ParserPart] = (),
+    kept: Sequence[ParserPart] = (),
 ) -> Cut | None:
     """The first container that is on the page, with the summaries outside it, less the
     exclusions and the kinds that are never the story (None: no container is on the
@@ -664,7 +743,7 @@ def cut(
     for part in exclusions:
         dropped |= subtree(e for e in matches(part, body) if e in inside)
     for top in found:
-        dropped |= dropped_kinds(top)
+        dropped |= dropped_kinds(top, kept)
     tops = list(found)
     for part in summaries:
         for element in matches(part, body):
@@ -683,7 +762,8 @@ def cut(
 
 def cut_text(body: lxml.html.HtmlElement, induced: Induced) -> str:
     """The text ``induced`` cuts from ``body`` ("" where its container is not there)."""
-    found = cut(body, induced.containers, induced.exclusions, induced.summaries)
+    kept = [part for part in induced.markup if part.kind == "kept"]
+    found = cut(body, induced.containers, induced.exclusions, induced.summaries, kept)
     if found is None:
         return ""
     return paragraphs_text(element_paragraphs(body, found.keep, found.pass_through))
@@ -727,6 +807,7 @@ def story_verdict(
                 if not phrase or phrase in rival or phrase in headlines[number]:
                     continue
                 words = phrase.count(" ") - 1
+                logger.debug("page %d: only the %s has %r", number, side, line[:120])
                 if any(phrase in other for other in elsewhere):
                     scores[side] -= words
                 elif words >= STORY_WORDS:

@@ -41,6 +41,8 @@ def _rule_lines(rules: ExtractionRules | None) -> Iterator[str]:
         yield f"  {label:<14} {part.css}  ({_evidence(part)})"
     for part in rules.summaries:
         yield f"  {'summary':<14} {part.css}  ({part.why}; {_evidence(part)})"
+    for part in (p for p in rules.parts_ if p.kind == "kept"):
+        yield f"  {'kept':<14} {part.css}  ({part.why}, kept by the vote; {_evidence(part)})"
     excluded = [p for p in rules.parts_ if p.kind in ("exclusion", "markup")]
     for index, part in enumerate(excluded or [None]):
         label = "excluded" if index == 0 else ""

@@ -211,7 +211,8 @@ class ExtractionRules:
         remove_invisible(root)
         body = body_of(root)
         page_text = " ".join(body.text_content().split())
-        found = cut(body, self.containers, self.exclusions, self.summaries)
+        kept = [part for part in self.parts_ if part.kind == "kept"]
+        found = cut(body, self.containers, self.exclusions, self.summaries, kept)
         if found is None:
             return RuleExtraction(
                 page_chars=len(page_text), page_text=page_text,
