@@ -47,7 +47,7 @@ from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.page import Page
-from spidercrawl.learn.parser import ParserPart, check_parts
+from spidercrawl.learn.parser import ParserPart, check_parts, check_template_lines
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 from spidercrawl.text import folded
@@ -787,6 +787,7 @@ class SiteModel(BaseEstimator):
             if isinstance(layout_rules, ExtractionRules):
                 try:
                     check_parts(getattr(layout_rules, "parts_", None))
+                    check_template_lines(getattr(layout_rules, "template_lines_", None))
                 except ValueError as error:
                     need(False, f"a malformed parser ({error})")
             vectorizer, svm = layout.vectorizer_, layout.svm_

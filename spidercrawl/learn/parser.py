@@ -25,15 +25,20 @@ import functools
 import logging
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 import lxml.html
 from lxml import etree
 
-from spidercrawl.document.structure import BLOCK_TAGS, element_paragraphs, paragraphs_text
+from spidercrawl.document.structure import (
+    BLOCK_TAGS,
+    Paragraph,
+    element_paragraphs,
+    paragraphs_text,
+)
 from spidercrawl.learn.selectors import Step
-from spidercrawl.text import tokenize
+from spidercrawl.text import folded, tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +52,8 @@ CONTAINER_TAGS = frozenset(
     {"div", "article", "section", "main", "td", "table", "center", "font", "span", "form"}
 )
 EXCLUSION_COST = 0.004
+MAX_TEMPLATE_LINES = 200  # the site's template lines a parser keeps to leave out
+MAX_TEMPLATE_LINE = 300  # characters
 MAX_CONTAINERS = 4  # an ordered list: the first that matches a page is its container
 MIN_CONTAINER_SHARE = 0.25  # a later container must serve this share of the pages left
 # Markup kinds that are never the story (their text is no reader's article either).
@@ -115,6 +122,15 @@ MAX_PARTS = 64
 MAX_STEPS = 40
 
 
+def check_template_lines(lines: object) -> None:
+    """Raise ValueError unless ``lines`` is a parser's template lines as a model file may
+    hold them: a frozenset of a few short strings."""
+    if not isinstance(lines, frozenset) or len(lines) > MAX_TEMPLATE_LINES:
+        raise ValueError("the template lines are not a set of a few lines")
+    if not all(isinstance(line, str) and len(line) <= MAX_TEMPLATE_LINE for line in lines):
+        raise ValueError("a template line that is not a short text")
+
+
 def check_parts(parts: object) -> None:
     """Raise ValueError unless ``parts`` is a parser as a model file may hold one: a list
     of :class:`ParserPart` of known kinds, each of a few :class:`Step` of plain names."""
@@ -167,6 +183,7 @@ class Unit:
     words: int
     vote: int
     repeated: bool = False
+    text: str = ""
 
 
 @dataclass
@@ -313,7 +330,7 @@ def page_evidence(
         else:
             share = sum(phrase in reading for reading in phrases) / len(phrases)
             vote = 1 if share >= VOTE_KEEP else -1 if share <= 1 - VOTE_KEEP else 0
-        units.append(Unit(element, words, vote, is_repeated))
+        units.append(Unit(element, words, vote, is_repeated, text))
     kept = sum(u.words for u in units if u.vote > 0 and u.element not in dropped)
     return PageEvidence(body, units, dropped, kept, _subtree_sums(body, units, dropped))
 
@@ -401,21 +418,26 @@ def _place(element: lxml.html.HtmlElement) -> int:
     )
 
 
-def role_part(element: lxml.html.HtmlElement) -> ParserPart | None:
-    """An exclusion selector of ``element``'s role: its tag and stable classes, under its
-    parent's where it has none of its own (None: neither has a stable class)."""
+def role_parts(element: lxml.html.HtmlElement) -> list[ParserPart]:
+    """Exclusion selectors of ``element``'s role: its tag with all its stable classes, and
+    with each one alone (a box's variants share one class: ``story-feature narrow`` and
+    ``story-feature wide``); under its parent's where it has none of its own (none where
+    neither has a stable class)."""
     if not _XML_NAME.match(element.tag):
-        return None
-    classes = frozenset(c for c in (element.get("class") or "").split() if stable(c))
+        return []
+    classes = sorted(c for c in (element.get("class") or "").split() if stable(c))
     if classes:
-        return ParserPart("exclusion", (Step(element.tag, "", classes),))
+        sets = [frozenset(classes)] + (
+            [frozenset({c}) for c in classes] if len(classes) > 1 else []
+        )
+        return [ParserPart("exclusion", (Step(element.tag, "", chosen),)) for chosen in sets]
     parent = element.getparent()
     if parent is None or not isinstance(parent.tag, str) or not _XML_NAME.match(parent.tag):
-        return None
+        return []
     above = frozenset(c for c in (parent.get("class") or "").split() if stable(c))
     if not above:
-        return None
-    return ParserPart("exclusion", (Step(parent.tag, "", above), Step(element.tag)))
+        return []
+    return [ParserPart("exclusion", (Step(parent.tag, "", above), Step(element.tag)))]
 
 
 def matches(part: ParserPart, root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
@@ -450,6 +472,8 @@ class Induced:
     summaries: list[ParserPart] = field(default_factory=list)
     recall: float = 0.0
     markup: list[ParserPart] = field(default_factory=list)  # shown, not applied: :func:`cut`
+    # The site's template lines met inside the containers: never a paragraph of the article.
+    template_lines: list[str] = field(default_factory=list)
 
 
 def induce(pages: Sequence[PageEvidence]) -> Induced:
@@ -497,13 +521,20 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
     markup = _markup_parts(pages, keys, insides)
     kept = [part for part in markup if part.kind == "kept"]
     taken = wanted = 0
+    lines: dict[str, None] = {}
     for page in pages:
         found = cut(page.body, containers, exclusions, summaries, kept)
         inside = (found.keep - found.pass_through) if found else set()
         taken += page.counted(inside, set())[0]
         wanted += page.kept_words
+        lines.update(
+            (folded(u.text), None)
+            for u in page.units
+            if u.repeated and u.element in inside and len(u.text) <= MAX_TEMPLATE_LINE
+        )
     recall = taken / wanted if wanted else 0.0
-    return Induced(containers, exclusions, summaries, recall, markup)
+    template = list(lines)[:MAX_TEMPLATE_LINES]
+    return Induced(containers, exclusions, summaries, recall, markup, template)
 
 
 def container_of(
@@ -523,16 +554,14 @@ def _exclusions(
     """Roles inside the containers whose leaving out raises the pages' agreement with the
     vote by more than a selector's cost, best first, each judged after those before it."""
     insides = [container_of(keys, insides_of, n) for n in range(len(pages))]
-    offered: set[ParserPart] = set()  # the roles of what the vote leaves out
+    offered: dict[ParserPart, None] = {}  # the roles of what the vote leaves out, in order
     for page, inside in zip(pages, insides, strict=True):
         for unit in page.units:
             if unit.element in inside and unit.vote < 0 and unit.element not in page.dropped:
                 for element in [unit.element, *unit.element.iterancestors()]:
                     if element not in inside:
                         break
-                    part = role_part(element)
-                    if part is not None:
-                        offered.add(part)
+                    offered.update(dict.fromkeys(role_parts(element)))
     # Each judged by all it selects, as it will select on every page.
     roles: dict[ParserPart, dict[int, set]] = defaultdict(dict)
     for part in offered:
@@ -544,14 +573,16 @@ def _exclusions(
     current = [p.f1(inside, set()) for p, inside in zip(pages, insides, strict=True)]
     chosen_parts: list[ParserPart] = []
     while True:
-        best, best_gain = None, EXCLUSION_COST * len(pages)
+        best, best_gain = None, (EXCLUSION_COST * len(pages), 0)
         for part, on_pages in roles.items():
             gain = sum(
                 pages[n].f1(insides[n], excluded[n] | members) - current[n]
                 for n, members in on_pages.items()
             )
-            if gain > best_gain:
-                best, best_gain = part, gain
+            # Of two that gain as much, the one of fewer classes: it holds on variants.
+            score = (round(gain, 6), -len(part.steps[-1].classes))
+            if score > best_gain:
+                best, best_gain = part, score
         if best is None:
             break
         for number, members in roles.pop(best).items():
@@ -766,7 +797,13 @@ def cut_text(body: lxml.html.HtmlElement, induced: Induced) -> str:
     found = cut(body, induced.containers, induced.exclusions, induced.summaries, kept)
     if found is None:
         return ""
-    return paragraphs_text(element_paragraphs(body, found.keep, found.pass_through))
+    paragraphs = element_paragraphs(body, found.keep, found.pass_through)
+    return paragraphs_text(without_lines(paragraphs, frozenset(induced.template_lines)))
+
+
+def without_lines(paragraphs: Iterable[Paragraph], lines: Set[str]) -> list[Paragraph]:
+    """``paragraphs`` less those whose text is one of the site's template ``lines``."""
+    return [p for p in paragraphs if not lines or folded(p.text) not in lines]
 
 
 # A line of the text in dispute is story-like from this many words, where it stands on

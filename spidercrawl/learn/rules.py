@@ -46,6 +46,7 @@ from spidercrawl.learn.parser import (
     page_evidence,
     repeated_phrases,
     story_verdict,
+    without_lines,
 )
 from spidercrawl.learn.relevance import lcs_relevance
 from spidercrawl.text import tokenize
@@ -72,6 +73,7 @@ RAW_HTML_HOLD_SHARE = 0.5
 # (docs/measurements.md).
 MIN_CONTAINER_PAGES = 3
 CONTAINER_SHARE_FACTOR = 0.7
+
 
 @dataclass
 class RuleExtraction:
@@ -152,9 +154,7 @@ class ExtractionRules:
                 continue
             texts = page.get("texts") or []
             chosen = sorted(masks.get(number, []))
-            mask = " ".join(
-                block_text(texts[i].get("text")) for i in chosen if 0 <= i < len(texts)
-            )
+            mask = " ".join(block_text(texts[i].get("text")) for i in chosen if 0 <= i < len(texts))
             consensus = ConsensusArticle.of_page(page)
             bodies.append(body)
             readings.append([mask, *(consensus.readings if consensus else [])])
@@ -166,9 +166,13 @@ class ExtractionRules:
         ]
         induced = induce(evidence)
         self.parts_: list[ParserPart] = [
-            *induced.containers, *induced.exclusions, *induced.summaries, *induced.markup
+            *induced.containers,
+            *induced.exclusions,
+            *induced.summaries,
+            *induced.markup,
         ]
         self.recall_ = induced.recall
+        self.template_lines_ = frozenset(induced.template_lines)
         self.serving_ = story_verdict(evidence, arbiter, bodies) if any(arbiter) else ""
         in_dom = [  # the parser on each training page's DOM: the check's and the raw test's
             self.extract(page["rendered_html"]) if page.get("rendered_html") and self.parts_
@@ -218,7 +222,9 @@ class ExtractionRules:
                 page_chars=len(page_text), page_text=page_text,
                 reason="the layout's container is not on the page",
             )  # fmt: skip
-        paragraphs = list(element_paragraphs(body, found.keep, found.pass_through))
+        paragraphs = without_lines(
+            element_paragraphs(body, found.keep, found.pass_through), self.template_lines_
+        )
         kept = found.keep - found.pass_through
         prose = prose_coverage(body, kept)
         container_words = sum(len(e.text_content().split()) for e in found.containers)
