@@ -7,7 +7,7 @@ your privacy...") is not the article's, and a model that learns it as a template
 harmed as much as an article that delivers it. Both readers drop these elements before
 they read: the capture script in the browser (``CONSENT_CSS``, passed to ``capture.js``)
 and :func:`~spidercrawl.document.density.remove_invisible` on any parsed HTML
-(``CONSENT_XPATH``). Where a dialog hides the article until answered, what the DOM holds
+(its ids and classes). Where a dialog hides the article until answered, what the DOM holds
 is read, and a page the browser showed empty is read from its raw HTML.
 """
 
@@ -30,20 +30,28 @@ CONSENT_CSS = ", ".join(
     + [f'[id^="{prefix}"]' for prefix in _ID_PREFIXES]
     + [f".{name}" for name in _CLASSES]
 )
-CONSENT_XPATH = etree.XPath(
-    "//*["
-    + " or ".join(
-        [f"@id='{i}'" for i in _IDS]
-        + [f"starts-with(@id, '{prefix}')" for prefix in _ID_PREFIXES]
-        + [f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')" for name in _CLASSES]
-    )
-    + "]"
-)
+# Every id and class attribute of a document, in C: the dialogs are told apart from the
+# others in Python by set lookups. One XPath testing each element against every id and
+# class above cost 6.5 ms a page, the fast path's largest part; this costs a tenth.
+_ID_AND_CLASS = etree.XPath("//@id | //@class")
+_ID_SET = frozenset(_IDS)
+_CLASS_SET = frozenset(_CLASSES)
+
+
+def _is_dialog(attribute: str, value: str) -> bool:
+    if attribute == "id":
+        return value in _ID_SET or value.startswith(_ID_PREFIXES)
+    return not _CLASS_SET.isdisjoint(value.split())
 
 
 def remove_consent_dialogs(root: etree._Element) -> int:
     """Drop the consent dialogs from a parsed document (their tails kept); how many."""
-    dialogs = [element for element in CONSENT_XPATH(root) if element.getparent() is not None]
+    dialogs = [
+        value.getparent()
+        for value in _ID_AND_CLASS(root)
+        if _is_dialog(value.attrname, value)
+    ]
+    dialogs = [element for element in dict.fromkeys(dialogs) if element.getparent() is not None]
     for element in dialogs:
         if element.getparent() is not None:  # not inside one dropped already
             element.drop_tree()
