@@ -193,8 +193,8 @@ def test_a_layout_whose_parser_loses_to_the_reading_left_out_is_read_by_the_arbi
     content = [(page, index) for page in range(4) for index in range(3)]
     rules = ExtractionRules().fit(items, content)
     assert rules.containers and not rules.usable
-    assert rules.serving_.startswith("read by the arbiter: on 4 training pages")
-    assert rules.summary()["served"] == rules.serving_
+    assert rules.read_by_arbiter.startswith("on 4 training pages, the text only the page's")
+    assert rules.summary()["served"] == f"by the arbiter: {rules.read_by_arbiter}"
 
 
 @pytest.fixture(scope="module")

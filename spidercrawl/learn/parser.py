@@ -852,7 +852,7 @@ def story_verdict(
     read = sum(len(tokenize(arbiter[n])) for n in judged)
     if scores["arbiter"] - scores["parser"] > VERDICT_MARGIN * read:
         return (
-            f"read by the arbiter: on {len(judged)} training pages, the text only the "
+            f"on {len(judged)} training pages, the text only the "
             f"page's reading has outweighs the text only the parser has "
             f"({scores['arbiter']} story words against {scores['parser']})"
         )

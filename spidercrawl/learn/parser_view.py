@@ -52,13 +52,8 @@ def _rule_lines(rules: ExtractionRules | None) -> Iterator[str]:
         "  never kept     figures, captions, asides, forms, embedded posts, lists of links "
         "and contact lines (by their markup)"
     )
-    if rules.serving_:
-        yield f"  served         {rules.serving_}"
-    elif not rules.usable:
-        yield (
-            f"  served         by the arbiter: the parser takes {rules.recall_:.0%} of the "
-            "text the vote keeps on the training pages"
-        )
+    if rules.read_by_arbiter:
+        yield f"  served         by the arbiter: {rules.read_by_arbiter}"
     elif rules.render_reason:
         yield f"  fast path      off: {rules.render_reason}"
     else:

@@ -14,7 +14,7 @@ whether the result looks like the site's articles (text length in the learned ra
 links, share of the page, relevance to the description), so a page it does not fit goes
 to the arbiter or the browser. Whether the layout is served by its parser at all is
 decided on its training pages by the text the parser and the page-level reading dispute
-(:func:`serving_verdict`).
+(:func:`~.parser.story_verdict`).
 """
 
 from __future__ import annotations
@@ -201,6 +201,21 @@ class ExtractionRules:
         the text in dispute with the page-level reading does not overrule."""
         return bool(self.containers) and self.recall_ >= self.min_recall and not self.serving_
 
+    @property
+    def read_by_arbiter(self) -> str:
+        """Why the layout's pages are read by the arbiter, not cut by its parser ("" where
+        the parser serves them)."""
+        if self.usable:
+            return ""
+        if not self.containers:
+            return "no container holds the text the vote keeps"
+        if self.serving_:
+            return self.serving_
+        return (
+            f"its parser takes {self.recall_:.0%} of the text the vote keeps on the training "
+            f"pages (under {self.min_recall:.0%})"
+        )
+
     # -- applying ---------------------------------------------------------------------------
     def extract(
         self,
@@ -359,7 +374,9 @@ class ExtractionRules:
             "summaries": [_part_summary(part) for part in self.summaries],
             "recall": round(self.recall_, 4),
             "usable": self.usable,
-            "served": self.serving_ or "by its parser",
+            "served": f"by the arbiter: {self.read_by_arbiter}"
+            if self.read_by_arbiter
+            else "by its parser",
             "check": self.check_,
             "raw_html": getattr(self, "raw_html_", None),
             "render": self.render_reason or None,
