@@ -434,27 +434,6 @@ def _same_words(text: str, reference: str, share: float = 0.8) -> bool:
     return total == 0 or sum((wanted & found).values()) >= share * total
 
 
-def _document(
-    html: str | bytes | lxml.html.HtmlElement | RuleExtraction, content_type: str | None
-) -> lxml.html.HtmlElement | RuleExtraction:
-    """The parsed page, or an empty extraction saying why there is none (one already made,
-    as :func:`raw_document` makes it, passes through)."""
-    if isinstance(html, (lxml.html.HtmlElement, RuleExtraction)):
-        return html
-    try:
-        return parse_html(html, content_type)
-    except UnusableDocumentError as error:
-        return RuleExtraction(reason=str(error))
-
-
-def _same_words(text: str, reference: str, share: float = 0.8) -> bool:
-    """Whether ``text`` holds at least ``share`` of ``reference``'s words (as a multiset)."""
-    wanted = Counter(tokenize(reference))
-    found = Counter(tokenize(text))
-    total = sum(wanted.values())
-    return total == 0 or sum((wanted & found).values()) >= share * total
-
-
 def raw_document(html: str | bytes) -> lxml.html.HtmlElement | RuleExtraction:
     """A page's raw HTML parsed as a browser builds it (what the rules learned from the
     browser's DOM expect), or an empty extraction saying why there is nothing to parse."""
