@@ -51,7 +51,7 @@ CONTAINER_COST = {"id": 0.0, "class": 0.0, "tag": 0.004, "path": 0.02, "position
 CONTAINER_TAGS = frozenset(
     {"div", "article", "section", "main", "td", "table", "center", "font", "span", "form"}
 )
-EXCLUSION_COST = 0.004
+EXCLUSION_COST = 0.005  # summed page F1 a selector must gain
 MAX_TEMPLATE_LINES = 200  # the site's template lines a parser keeps to leave out
 MAX_TEMPLATE_LINE = 300  # characters
 MAX_CONTAINERS = 4  # an ordered list: the first that matches a page is its container
@@ -573,7 +573,7 @@ def _exclusions(
     current = [p.f1(inside, set()) for p, inside in zip(pages, insides, strict=True)]
     chosen_parts: list[ParserPart] = []
     while True:
-        best, best_gain = None, (EXCLUSION_COST * len(pages), 0)
+        best, best_gain = None, (EXCLUSION_COST, 0)
         for part, on_pages in roles.items():
             gain = sum(
                 pages[n].f1(insides[n], excluded[n] | members) - current[n]
@@ -629,7 +629,7 @@ def _summaries(
             members = subtree(u.element for u in units)
             gain += pages[number].f1(insides[number] | members, set())
             gain -= pages[number].f1(insides[number], set())
-        if gain > EXCLUSION_COST * len(pages):
+        if gain > EXCLUSION_COST:
             words = sum(u.words for units in on_pages.values() for u in units)
             chosen.append(
                 ParserPart(
