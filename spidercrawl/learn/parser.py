@@ -22,6 +22,7 @@ and :func:`cut` applies it to any parsed page, raw or rendered.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import re
 from collections import Counter, defaultdict
@@ -55,6 +56,7 @@ EXCLUSION_COST = 0.005  # summed page F1 a selector must gain
 MAX_TEMPLATE_LINES = 200  # the site's template lines a parser keeps to leave out
 MAX_TEMPLATE_LINE = 300  # characters
 MAX_CONTAINERS = 4  # an ordered list: the first that matches a page is its container
+MAX_ROLE_LEVELS = 8  # an exclusion is offered for the roles this far above a unit
 MIN_CONTAINER_SHARE = 0.25  # a later container must serve this share of the pages left
 # Markup kinds that are never the story (their text is no reader's article either).
 NEVER_STORY_TAGS = frozenset(
@@ -198,6 +200,7 @@ class PageEvidence:
     dropped: set[lxml.html.HtmlElement]  # inside a kind that is never the story
     kept_words: int  # counted words the vote keeps on the page, dropped kinds aside
     sums: dict[lxml.html.HtmlElement, tuple[int, int, int]] = field(default_factory=dict)
+    dropped_tops: dict[lxml.html.HtmlElement, str] = field(default_factory=dict)  # and why
 
     def counted(
         self, inside: set[lxml.html.HtmlElement], excluded: set[lxml.html.HtmlElement]
@@ -231,47 +234,90 @@ class PageEvidence:
 
 
 # -- reading a page ---------------------------------------------------------------------
-def never_the_story(element: lxml.html.HtmlElement) -> str:
-    """Why ``element`` is never the story, by its markup alone ("" where it may be)."""
+@dataclass
+class LinkCounts:
+    """Per element of a subtree, counted once from the leaves up (linear in the subtree:
+    a page of elements nested thousands deep costs what a flat one does): its words, the
+    words inside links, its links, and whether one of them points to a social network."""
+
+    words: dict[lxml.html.HtmlElement, int]
+    link_words: dict[lxml.html.HtmlElement, int]
+    links: dict[lxml.html.HtmlElement, int]
+    social: set[lxml.html.HtmlElement]
+
+    @classmethod
+    def of(cls, root: lxml.html.HtmlElement) -> LinkCounts:
+        words: Counter = Counter()
+        link_words: Counter = Counter()
+        links: Counter = Counter()
+        social: set[lxml.html.HtmlElement] = set()
+        elements = [e for e in root.iter() if isinstance(e.tag, str)]
+        for element in reversed(elements):
+            own = len((element.text or "").split())
+            own += sum(len((child.tail or "").split()) for child in element)
+            words[element] += own
+            if element.tag == "a":
+                link_words[element] = words[element]
+                links[element] += 1
+                if EMBED_HOSTS.search(element.get("href") or ""):
+                    social.add(element)
+            parent = element.getparent()
+            if parent is not None and element is not root:
+                words[parent] += words[element]
+                link_words[parent] += link_words[element]
+                links[parent] += links[element]
+                if element in social:
+                    social.add(parent)
+        return cls(words, link_words, links, social)
+
+
+def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
+    """Why ``element`` is never the story, by its markup alone ("" where it may be);
+    ``counts`` of a subtree holding it."""
     tag = element.tag if isinstance(element.tag, str) else ""
     if tag in NEVER_STORY_TAGS:
         return tag
-    classes = element.get("class") or ""
     if tag in ("blockquote", "div") and (
-        EMBED_CLASSES.search(classes)
-        or (tag == "blockquote" and any(EMBED_HOSTS.search(h) for h in element.xpath(".//a/@href")))
+        EMBED_CLASSES.search(element.get("class") or "")
+        or (tag == "blockquote" and element in counts.social)
     ):
         return "an embedded post"
-    if tag in LINK_LIST_TAGS:
-        links = element.xpath(".//a")
-        if len(links) >= MIN_LINK_LIST_LINKS:
-            chars = len("".join(element.itertext()).split())
-            link_chars = sum(len("".join(a.itertext()).split()) for a in links)
-            if chars and link_chars >= LINK_LIST_SHARE * chars:
-                return "a list of links"
-    if tag in ("p", "div", "li") and not any(
-        isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element
+    words = counts.words.get(element, 0)
+    if (
+        tag in LINK_LIST_TAGS
+        and counts.links.get(element, 0) >= MIN_LINK_LIST_LINKS
+        and words
+        and counts.link_words.get(element, 0) >= LINK_LIST_SHARE * words
     ):
-        text = " ".join(element.itertext())
-        if len(text.split()) <= MAX_CONTACT_WORDS and CONTACT_LINE.search(text):
-            return "a contact line"
+        return "a list of links"
+    if (
+        tag in ("p", "div", "li")
+        and words <= MAX_CONTACT_WORDS
+        and not any(isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element)
+        and CONTACT_LINE.search(" ".join(element.itertext()))
+    ):
+        return "a contact line"
     return ""
 
 
 def dropped_kinds(
     root: lxml.html.HtmlElement, kept: Sequence[ParserPart] = ()
-) -> set[lxml.html.HtmlElement]:
-    """Every element below ``root`` inside a kind that is never the story (``root`` itself
-    is not judged: a container is what it is), but for the kinds the site's vote keeps
-    (``kept``: parts of kind ``kept``, each naming the role and the kind)."""
-    dropped: set[lxml.html.HtmlElement] = set()
+) -> dict[lxml.html.HtmlElement, str]:
+    """The outermost elements below ``root`` of a kind that is never the story, in
+    document order, each with why (``root`` itself is not judged: a container is what it
+    is); but for the kinds the site's vote keeps (``kept``: parts of kind ``kept``, each
+    naming the role and the kind)."""
+    counts = LinkCounts.of(root)
+    tops: dict[lxml.html.HtmlElement, str] = {}
+    covered: set[lxml.html.HtmlElement] = set()
     for element in root.iterdescendants():
-        if element in dropped or not isinstance(element.tag, str):
+        if element in covered or not isinstance(element.tag, str):
             continue
-        why = never_the_story(element)
+        why = never_the_story(element, counts)
         if why and not any(_fits(part, element, why) for part in kept):
-            dropped.update(e for e in element.iter() if isinstance(e.tag, str))
-    return dropped
+            tops[element] = why
+            covered.update(element.iter())
+    return tops
 
 
 def _fits(part: ParserPart, element: lxml.html.HtmlElement, why: str) -> bool:
@@ -317,7 +363,8 @@ def page_evidence(
     """The units of a training page with the vote of ``readings`` (texts of the page's
     article as independent readers give it) and the site's ``repeated`` unit phrases."""
     phrases = [phrase for phrase in map(_phrase, readings) if phrase]
-    dropped = dropped_kinds(body)
+    dropped_tops = dropped_kinds(body)
+    dropped = subtree(dropped_tops)
     units = []
     for element, text in text_units(body):
         phrase = _phrase(text)
@@ -332,7 +379,8 @@ def page_evidence(
             vote = 1 if share >= VOTE_KEEP else -1 if share <= 1 - VOTE_KEEP else 0
         units.append(Unit(element, words, vote, is_repeated, text))
     kept = sum(u.words for u in units if u.vote > 0 and u.element not in dropped)
-    return PageEvidence(body, units, dropped, kept, _subtree_sums(body, units, dropped))
+    sums = _subtree_sums(body, units, dropped)
+    return PageEvidence(body, units, dropped, kept, sums, dropped_tops)
 
 
 def _subtree_sums(
@@ -394,7 +442,10 @@ def container_keys(element: lxml.html.HtmlElement) -> Iterator[tuple[str, Parser
         yield "tag", ParserPart("container", (Step(tag),))
     if classes or stable(element_id):
         return
-    chain = [element, *(e for e in element.iterancestors() if e.tag not in ("body", "html"))]
+    above = itertools.islice(element.iterancestors(), MAX_STEPS)  # deeper: no path
+    chain = [element, *(e for e in above if e.tag not in ("body", "html"))]
+    if len(chain) >= MAX_STEPS:
+        return
     if not all(isinstance(e.tag, str) and _XML_NAME.match(e.tag) for e in chain):
         return
     chain.reverse()
@@ -447,14 +498,25 @@ def matches(part: ParserPart, root: lxml.html.HtmlElement) -> list[lxml.html.Htm
     except etree.XPathError as error:  # a selector no XPath can say: it selects nothing
         logger.info("the selector %s cannot be applied: %s", part.css, error)
         return []
-    chosen = set(found)
-    return [e for e in found if not any(a in chosen for a in e.iterancestors())]
+    return outermost(found)
 
 
 @functools.lru_cache(maxsize=4096)
 def _compiled(xpath: str) -> etree.XPath:
     """A selector's XPath, compiled once per process."""
     return etree.XPath(xpath)
+
+
+def outermost(elements: Iterable[lxml.html.HtmlElement]) -> list[lxml.html.HtmlElement]:
+    """Of ``elements`` in document order, those inside none of the others (linear in the
+    elements they hold: nesting thousands deep costs no more)."""
+    tops: list[lxml.html.HtmlElement] = []
+    covered: set[lxml.html.HtmlElement] = set()
+    for element in elements:
+        if element not in covered:
+            tops.append(element)
+            covered.update(element.iter())
+    return tops
 
 
 def subtree(elements: Iterable[lxml.html.HtmlElement]) -> set[lxml.html.HtmlElement]:
@@ -491,9 +553,7 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
                 found[part].append(element)
                 candidates.setdefault(part, (kind, {}))
         for part, elements in found.items():
-            chosen = set(elements)
-            outer = [e for e in elements if not any(a in chosen for a in e.iterancestors())]
-            candidates[part][1][number] = outer
+            candidates[part][1][number] = outermost(elements)
     keys: list[ParserPart] = []
     open_pages = set(range(len(pages)))
     while open_pages and len(keys) < MAX_CONTAINERS:
@@ -537,6 +597,18 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
     return Induced(containers, exclusions, summaries, recall, markup, template)
 
 
+def _holders(
+    page: PageEvidence, keys: Sequence[ParserPart], insides_of: Mapping, number: int
+) -> set[lxml.html.HtmlElement]:
+    """The elements of page ``number`` that hold its container (its tops' ancestors)."""
+    for key in keys:
+        inside = insides_of[key].get(number)
+        if inside:
+            tops = [e for e in inside if e.getparent() not in inside]
+            return {ancestor for top in tops for ancestor in top.iterancestors()}
+    return set()
+
+
 def container_of(
     keys: Sequence[ParserPart], insides: Mapping[ParserPart, Mapping[int, set]], number: int
 ) -> set[lxml.html.HtmlElement]:
@@ -558,7 +630,8 @@ def _exclusions(
     for page, inside in zip(pages, insides, strict=True):
         for unit in page.units:
             if unit.element in inside and unit.vote < 0 and unit.element not in page.dropped:
-                for element in [unit.element, *unit.element.iterancestors()]:
+                above = itertools.islice(unit.element.iterancestors(), MAX_ROLE_LEVELS)
+                for element in [unit.element, *above]:
                     if element not in inside:
                         break
                     offered.update(dict.fromkeys(role_parts(element)))
@@ -604,6 +677,7 @@ def _summaries(
     and whose taking raises the pages' agreement by more than a selector's cost: a
     summary or dek above the story."""
     insides = [container_of(keys, insides_of, n) for n in range(len(pages))]
+    holders = [_holders(page, keys, insides_of, n) for n, page in enumerate(pages)]
     seen: dict[ParserPart, dict[int, list]] = defaultdict(dict)
     for number, (page, inside) in enumerate(zip(pages, insides, strict=True)):
         if not inside:
@@ -615,7 +689,7 @@ def _summaries(
             classes = frozenset(c for c in (element.get("class") or "").split() if stable(c))
             if not classes or not _XML_NAME.match(element.tag):
                 continue
-            if any(e in inside for e in element.iterdescendants()):
+            if element in holders[number]:  # it holds the container
                 continue
             part = ParserPart("summary", (Step(element.tag, "", classes),))
             seen[part].setdefault(number, []).append(unit)
@@ -659,21 +733,21 @@ def _markup_parts(
     seen: dict[ParserPart, list] = {}  # part -> [why, pages, words, counted, kept]
     for number, page in enumerate(pages):
         inside = container_of(keys, insides_of, number)
-        tops = [
-            e for e in page.dropped
-            if e in inside and e.getparent() not in page.dropped
-        ]  # fmt: skip
+        units_of: dict[lxml.html.HtmlElement, list[Unit]] = defaultdict(list)
+        for unit in page.units:
+            units_of[unit.element].append(unit)
         on_page: set[ParserPart] = set()
-        for top in tops:
+        for top, why in page.dropped_tops.items():
+            if top not in inside:
+                continue
             classes = frozenset(c for c in (top.get("class") or "").split() if stable(c))
             part = ParserPart("markup", (Step(top.tag, "", classes),))
-            entry = seen.setdefault(part, [never_the_story(top), 0, 0, 0, 0])
+            entry = seen.setdefault(part, [why, 0, 0, 0, 0])
             if part not in on_page:
                 entry[1] += 1
                 on_page.add(part)
-            members = subtree([top])
-            for unit in page.units:
-                if unit.element in members:
+            for element in top.iter():
+                for unit in units_of.get(element, ()):
                     entry[2] += unit.words
                     entry[3] += unit.words if unit.vote else 0
                     entry[4] += unit.words if unit.vote > 0 else 0
@@ -774,11 +848,12 @@ def cut(
     for part in exclusions:
         dropped |= subtree(e for e in matches(part, body) if e in inside)
     for top in found:
-        dropped |= dropped_kinds(top, kept)
+        dropped |= subtree(dropped_kinds(top, kept))
     tops = list(found)
+    holders = {a for top in found for a in top.iterancestors()}
     for part in summaries:
         for element in matches(part, body):
-            if element not in inside and not any(e in inside for e in element.iterdescendants()):
+            if element not in inside and element not in holders:
                 tops.append(element)
                 inside |= subtree([element])
     keep = inside - dropped
