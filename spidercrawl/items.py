@@ -95,8 +95,9 @@ class ArticleItem(scrapy.Item):
     # A near-duplicate of an article delivered before: {"url": ..., "site": ...} of it.
     duplicate_of = scrapy.Field()
     access = scrapy.Field()  # "paywalled" or "free" where the page says (document/access.py)
-    # What the site reserves of its text: "tdm" (TDMRep), "noai", "noindex"... (robots meta,
-    # X-Robots-Tag, tdmrep.json): document/reservations.py
+    # What the site reserves of its text, of what applies to us: "tdm" (TDMRep), "noai",
+    # "noindex"... (robots meta tags and X-Robots-Tag for every crawler or one of
+    # ROBOTS_AGENTS, tdmrep.json): document/reservations.py
     reserved = scrapy.Field()
     # In the pipelines only (the delivery pipeline records and removes it): the page's
     # ETag / Last-Modified, for a conditional fetch next time; the digest of its HTML, so

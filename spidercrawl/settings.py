@@ -25,11 +25,15 @@ ROBOTSTXT_OBEY = True
 # spider then fetches robots.txt itself for discovery.
 ROBOTSTXT_PARSER = "spidercrawl.capture.robots.RobotsWithSitemaps"
 # Also obey robots.txt's groups for these agents (e.g. ["CCBot", "GPTBot"]): what a site
-# withholds from AI crawlers is not fetched (capture/robots.py).
+# withholds from AI crawlers is not fetched (capture/robots.py); and a robots meta tag or
+# X-Robots-Tag directive named for one of them counts as one for every crawler does
+# (document/reservations.py): one for another agent (googlebot: noindex) does not.
 ROBOTS_AGENTS: list[str] = []
-# The article's reservations (noai, noindex, TDMRep: document/reservations.py) are recorded
-# in its item; True: such an article is not delivered (counted in the summary line).
-RESPECT_RESERVATIONS = False
+# The article's reservations (noai, noimageai, noindex, tdm: document/reservations.py) are
+# recorded in its item; an article with one of these is not delivered (counted in the
+# summary line). By default the AI and TDM opt-outs, not noindex (a search engine's
+# matter); True means these, False (or []) delivers every article.
+RESPECT_RESERVATIONS = ["noai", "noimageai", "tdm"]
 # Paywalled articles (document/access.py) carry access: "paywalled"; True leaves them out.
 SKIP_PAYWALLED = False
 AUTOTHROTTLE_ENABLED = True

@@ -1,6 +1,7 @@
 """Paywalls and opt-outs: a paywalled article says so and loses its prompt; a site's
-reservations (robots meta noai, TDMRep header and tdmrep.json) are recorded, and skipped
-on request; ROBOTS_AGENTS obeys the AI crawlers' robots.txt groups. Real Chromium, a real
+reservations (robots meta noai, TDMRep header and tdmrep.json) are recorded, and the AI
+and TDM ones skipped by default; a directive named for an agent counts only for one of
+ROBOTS_AGENTS, which also obeys the AI crawlers' robots.txt groups. Real Chromium, a real
 HTTP server on 127.0.0.1, real ``scrapy crawl`` runs."""
 
 from __future__ import annotations
@@ -8,8 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from spidercrawl import settings
 from spidercrawl.document.access import article_access, without_prompts
-from spidercrawl.document.reservations import TdmPolicy, page_reservations, robots_directives
+from spidercrawl.document.reservations import (
+    TdmPolicy,
+    page_reservations,
+    respected_reservations,
+    robots_directives,
+)
 from spidercrawl.serve import SnapshotRequestHandler, serving
 from tests.conftest import run_crawl
 
@@ -47,6 +56,9 @@ PAGES = {
     "metered": ("", f"<aside class='meter'><p>{METERED}</p></aside>"),
     "plain": ("", ""),
     "noai": ('<meta name="robots" content="index, follow, noai, noimageai">', ""),
+    "noindex": ('<meta name="robots" content="noindex">', ""),
+    "googlebot": ("", ""),  # X-Robots-Tag: googlebot: noindex
+    "gptbot": ('<meta name="GPTBot" content="noai">', ""),
     "tdm-header": ("", ""),
     "tdm-listed": ("", ""),
     "private": ("", ""),
@@ -54,11 +66,14 @@ PAGES = {
 
 
 class PressHandler(SnapshotRequestHandler):
-    """The snapshot server; ``/pages/tdm-header.html`` carries a tdm-reservation header."""
+    """The snapshot server; ``/pages/tdm-header.html`` carries a tdm-reservation header,
+    ``/pages/googlebot.html`` a noindex for Google's crawler alone."""
 
     def end_headers(self) -> None:
         if self.path == "/pages/tdm-header.html":
             self.send_header("tdm-reservation", "1")
+        if self.path == "/pages/googlebot.html":
+            self.send_header("X-Robots-Tag", "googlebot: noindex")
         super().end_headers()
 
 
@@ -94,7 +109,7 @@ def crawl(root: Path, name: str, *settings: str):
 
 def test_paywalls_and_reservations_are_recorded_and_skipped_on_request(tmp_path, chromium_path):
     build_site(tmp_path)
-    result, items = crawl(tmp_path, "all")
+    result, items = crawl(tmp_path, "all", "RESPECT_RESERVATIONS=False")
     assert result.returncode == 0, result.log[-3000:]
     assert sorted(items) == sorted(PAGES), result.log[-3000:]
     assert items["locked"]["access"] == "paywalled"
@@ -107,24 +122,31 @@ def test_paywalls_and_reservations_are_recorded_and_skipped_on_request(tmp_path,
     assert items["noai"]["reserved"] == ["noai", "noimageai"]
     assert items["tdm-header"]["reserved"] == ["tdm"]
     assert items["tdm-listed"]["reserved"] == ["tdm"]
-    assert "reserved" not in items["plain"]
+    assert items["noindex"]["reserved"] == ["noindex"]
+    # Directives for one agent (Google's in a header, GPTBot's in a meta tag): not for us.
+    for name in ("plain", "googlebot", "gptbot"):
+        assert "reserved" not in items[name], items[name].get("reserved")
     feed = json.loads(next((tmp_path / "all").glob("articles-feeds/*.json")).read_text())
     by_url = {entry["url"].rsplit("/", 1)[-1]: entry for entry in feed["items"]}
     assert by_url["locked.html"]["_spidercrawl"]["access"] == "paywalled"
     assert by_url["noai.html"]["_spidercrawl"]["reserved"] == ["noai", "noimageai"]
 
-    result, items = crawl(
-        tmp_path, "skipping", "SKIP_PAYWALLED=True", "RESPECT_RESERVATIONS=True",
-        "ROBOTS_AGENTS=CCBot,GPTBot",
-    )  # fmt: skip
+    # By default the AI and TDM reservations keep an article back, noindex does not; with
+    # GPTBot among ROBOTS_AGENTS, its meta tag counts.
+    result, items = crawl(tmp_path, "skipping", "SKIP_PAYWALLED=True", "ROBOTS_AGENTS=CCBot,GPTBot")
     assert result.returncode == 0, result.log[-3000:]
-    assert sorted(items) == ["declared-free", "plain"], result.log[-3000:]
+    assert sorted(items) == ["declared-free", "googlebot", "noindex", "plain"], result.log[-3000:]
+    assert items["noindex"]["reserved"] == ["noindex"] and "reserved" not in items["googlebot"]
     assert "paywalled (not delivered: SKIP_PAYWALLED)" in result.log
     assert "robots.txt withholds" in result.log and "private.html from GPTBot" in result.log
     summary = next(line for line in result.log.splitlines() if f"{SITE}: " in line and
                    "articles:" in line)  # fmt: skip
     assert "2 paywalled (not delivered: SKIP_PAYWALLED)" in summary
-    assert "3 reserved by the site (not delivered: RESPECT_RESERVATIONS)" in summary
+    assert "4 reserved by the site (not delivered: RESPECT_RESERVATIONS)" in summary
+    dropped = [line for line in result.log.splitlines() if "Dropped: " in line]
+    assert any("noai (RESPECT_RESERVATIONS): " in line and "gptbot" in line for line in dropped), (
+        dropped
+    )
 
 
 def test_the_readers_of_access_and_reservations() -> None:
@@ -137,9 +159,26 @@ def test_the_readers_of_access_and_reservations() -> None:
     # A newsletter's modal on a free blog is taken out of the text but is no paywall.
     modal = "Subscribe now to keep reading and get access to the full archive."
     assert without_prompts(modal)[1] == [modal] and article_access([], [modal]) == ""
-    assert robots_directives("googlebot: noindex, GPTBot: noai, nofollow") == {"noindex", "noai"}
+    # An agent named before directives owns them, up to the next agent.
+    header = "googlebot: noindex, GPTBot: noai, nofollow"
+    assert robots_directives(header) == set()
+    assert robots_directives(header, ["gptbot"]) == {"noai"}
+    assert robots_directives(header, ["Googlebot", "GPTBot"]) == {"noai", "noindex"}
+    assert robots_directives("noai, unavailable_after: 25 Jun 2010 15:00:00 PST") == {"noai"}
+    assert robots_directives("noindex", ["GPTBot"], agent="googlebot") == set()
     assert page_reservations({"tdm-reservation": "1"}, [], "", False) == ["tdm"]
     assert page_reservations({"robots": "index"}, ["noai"], "0", False) == ["noai"]
+    meta = {"robots": "index", "robots:gptbot": "noai", "robots:googlebot": "noindex"}
+    assert page_reservations(meta, [], "", False) == []
+    assert page_reservations(meta, [], "", False, ["GPTBot"]) == ["noai"]
+    # RESPECT_RESERVATIONS: True is the default set (the AI and TDM ones), not noindex.
+    default = frozenset(settings.RESPECT_RESERVATIONS)
+    assert respected_reservations(True) == respected_reservations("True") == default
+    assert default == {"noai", "noimageai", "tdm"}
+    assert respected_reservations(False) == respected_reservations("False") == frozenset()
+    assert respected_reservations("noindex, noai") == {"noindex", "noai"}
+    with pytest.raises(ValueError, match="not 'noia'"):
+        respected_reservations("noai,noia")
     policy = TdmPolicy.parse('[{"location": "/news/*", "tdm-reservation": 1}, {"x": 1}, 3]')
     assert policy.reserves("/news/a.html") and not policy.reserves("/sport/a.html")
     for malformed in ("{", '{"location": "/"}', "[" * 100_000, '[{"location": 5}]'):

@@ -87,6 +87,22 @@
     const value = metaContent(`meta[name="${name}" i]`);
     if (value) meta[name] = value;
   }
+  // Robots meta tags named for an agent (<meta name="GPTBot" content="noai">), kept as
+  // document/reservations.py's agent_robots_metas keeps them; which agents count is decided
+  // later (ROBOTS_AGENTS).
+  const DIRECTIVES = ["noai", "noimageai", "noindex"];
+  const AGENT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+  let agentMetas = 0;
+  for (const el of doc.querySelectorAll("meta[name][content]")) {
+    if (agentMetas >= 8) break;
+    const agent = el.getAttribute("name").trim().toLowerCase();
+    const content = (el.getAttribute("content") || "").trim();
+    if (agent === "robots" || !AGENT.test(agent) || `robots:${agent}` in meta) continue;
+    const tokens = content.toLowerCase().split(",").map((part) => part.split(":").pop().trim());
+    if (!tokens.some((token) => DIRECTIVES.includes(token))) continue;
+    meta[`robots:${agent}`] = content.slice(0, 200);
+    agentMetas += 1;
+  }
   const httpLanguage = metaContent('meta[http-equiv="content-language" i]');
   if (httpLanguage) meta["content-language"] = httpLanguage;
   const timeElements = Array.from(doc.querySelectorAll("time[datetime]"))

@@ -14,6 +14,7 @@ from lxml import etree
 
 from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.page import html_headlines
+from spidercrawl.document.reservations import agent_robots_metas
 from spidercrawl.document.structured import read_jsonld
 
 META_NAMES = (
@@ -110,6 +111,10 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         if d
     ]
     meta = {name: v for name in META_NAMES if (v := metas.get("name", name))}
+    named = (
+        (key, value) for (attribute, key), value in metas.contents.items() if attribute == "name"
+    )
+    meta.update(agent_robots_metas(named))  # <meta name="GPTBot" content="noai">
     language = metas.get("http-equiv", "content-language")
     if language:
         meta["content-language"] = language

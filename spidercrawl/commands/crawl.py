@@ -19,6 +19,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from spidercrawl.capture.warc import unwritable
 from spidercrawl.distributed import RedisUnavailableError, checked_redis_client, key_prefix
+from spidercrawl.document.reservations import respected_reservations
 from spidercrawl.extract.breadth import RENDER_MODES
 from spidercrawl.extract.formats import ArticleFormats
 from spidercrawl.learn.consensus_labels import LABEL_SOURCES
@@ -38,6 +39,10 @@ def _bad_choice(settings: Any) -> str:
         ArticleFormats.parse(settings.getlist("ARTICLE_FORMATS"))
     except ValueError as error:
         return f"-s ARTICLE_FORMATS={','.join(settings.getlist('ARTICLE_FORMATS'))}: {error}"
+    try:
+        respected_reservations(settings.get("RESPECT_RESERVATIONS"))
+    except ValueError as error:
+        return f"-s RESPECT_RESERVATIONS={settings.get('RESPECT_RESERVATIONS')}: {error}"
     return ""
 
 

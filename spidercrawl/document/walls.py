@@ -59,6 +59,7 @@ _HEADER_MARKS = (
     ("x-amzn-waf-action", "AWS WAF challenge"),
     ("x-datadome", "DataDome captcha"),
 )
+HEADER_NAMES = tuple(name for name, _ in _HEADER_MARKS)  # the headers that name a wall
 _INVISIBLE_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>]*>")  # not "[^>]*": linear on "<a<a<a..." never closed
 

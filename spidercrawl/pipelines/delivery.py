@@ -33,6 +33,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 
+from spidercrawl.document.reservations import respected_reservations
 from spidercrawl.extract.formats import CONTENT_FORMATS, ArticleFormats
 from spidercrawl.files import safe_name
 from spidercrawl.memory import ArticleIdentity, SiteMemory, Verdict, article_identity, page_key
@@ -83,7 +84,7 @@ class DeliveryPipeline:
             self.redis = RedisDelivery.from_settings(settings)
         self.duplicates = str(settings.get("DUPLICATES")).lower()
         self.skip_paywalled = settings.getbool("SKIP_PAYWALLED")
-        self.respect_reservations = settings.getbool("RESPECT_RESERVATIONS")
+        self.respected = respected_reservations(settings.get("RESPECT_RESERVATIONS"))
         if self.duplicates not in DUPLICATE_MODES:
             raise ValueError(f"DUPLICATES takes {', '.join(DUPLICATE_MODES)}: {self.duplicates!r}")
         self.near: NearDuplicateIndex | SharedNearDuplicates | None = None
@@ -128,13 +129,14 @@ class DeliveryPipeline:
         return self.files[site]
 
     def _skip_if_withheld(self, site: str, adapter: ItemAdapter) -> None:
-        """A paywalled article with ``SKIP_PAYWALLED``, or one its site reserves (noai,
-        noindex, TDMRep) with ``RESPECT_RESERVATIONS``, is not delivered: counted (the
-        site's summary line) and logged."""
+        """A paywalled article with ``SKIP_PAYWALLED``, or one its site reserves by one of
+        the reservations ``RESPECT_RESERVATIONS`` names (noai, tdm...), is not delivered:
+        counted (the site's summary line) and logged."""
+        applied = [name for name in adapter.get("reserved") or () if name in self.respected]
         if self.skip_paywalled and adapter.get("access") == "paywalled":
             why, key = "paywalled (SKIP_PAYWALLED)", "paywalled_skipped"
-        elif self.respect_reservations and adapter.get("reserved"):
-            reserved = ", ".join(adapter["reserved"])
+        elif applied:
+            reserved = ", ".join(applied)
             why, key = (
                 f"reserved by the site: {reserved} (RESPECT_RESERVATIONS)",
                 "reserved_skipped",

@@ -68,8 +68,9 @@ from spidercrawl import discovery
 from spidercrawl.capture.page_item import build_page_item
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.density import shows_text
-from spidercrawl.document.reservations import TdmPolicy, page_reservations
-from spidercrawl.document.walls import Wall, recognise_wall, visible_words
+from spidercrawl.document.reservations import TdmPolicy
+from spidercrawl.document.response import ResponseHead
+from spidercrawl.document.walls import Wall, visible_words
 from spidercrawl.items import PageItem
 from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_arguments
 
@@ -136,6 +137,7 @@ class NewsSpider(scrapy.Spider):
         self.pages_done = 0
         self.robots_shared = False  # see from_crawler
         self.ledger: Ledger = LocalLedger()
+        self.robots_agents: list[str] = []  # ROBOTS_AGENTS: their robots directives count
         self.site_queue: Any = None  # with Redis: where the sites come from
         # Not ``allow_domains``: Scrapy compares it with the host *and port* of each link, so
         # a local copy on 127.0.0.1:8000 would follow none of its own links.
@@ -164,6 +166,7 @@ class NewsSpider(scrapy.Spider):
         if spider.render_mode not in RENDER_MODES:
             raise ValueError(f"render must be one of {RENDER_MODES}, got {spider.render_mode!r}")
         spider.keep_html = settings.getbool("CAPTURE_KEEP_HTML")
+        spider.robots_agents = [a.strip() for a in settings.getlist("ROBOTS_AGENTS") if a.strip()]
         # Obeying robots.txt with a parser that keeps the file: Scrapy's middleware fetches
         # it, and the spider reads its sitemaps from there (on_robots).
         spider.robots_shared = settings.getbool("ROBOTSTXT_OBEY") and hasattr(
@@ -446,7 +449,7 @@ class NewsSpider(scrapy.Spider):
         if not isinstance(response, TextResponse):
             self._count_failure(target, response.url, "not an HTML page")
             return
-        wall = recognise_wall(response.status, _headers(response), response.text)
+        wall = _head(response).wall(response.text)
         if wall is not None:  # a challenge in the article's place: never an article
             self._count_blocked(target, response.url, wall)
             return
@@ -466,7 +469,7 @@ class NewsSpider(scrapy.Spider):
         )
         if response.meta.get("validators"):
             item["validators"] = response.meta["validators"]
-        item["reservations"] = _reservations(target, response, item)
+        item["reservations"] = self._reservations(target, response, item)
         rendered = item["capture_mode"] == "browser"
         stats.inc_value("spidercrawl/pages/rendered" if rendered else "spidercrawl/pages/fast_path")
         if rendered:
@@ -520,7 +523,7 @@ class NewsSpider(scrapy.Spider):
     ) -> Iterator[PageItem]:
         """A page item from the HTML alone (no blocks), so that a page the browser could
         not capture still gives its article: the site's rules or text density cut it."""
-        wall = recognise_wall(response.status, _headers(response), response.text)
+        wall = _head(response).wall(response.text)
         if wall is not None:
             self._count_blocked(target, response.url, wall)
             return
@@ -538,7 +541,7 @@ class NewsSpider(scrapy.Spider):
             keep_html=True,
         )
         item["render_failed"] = reason
-        item["reservations"] = _reservations(target, response, item)
+        item["reservations"] = self._reservations(target, response, item)
         yield item
 
     def _from_kept_raw_html(
@@ -632,6 +635,13 @@ class NewsSpider(scrapy.Spider):
         stats.inc_value(f"spidercrawl/site/{target.name}/blocked")
         target.blocked[wall.describe()] += 1
         logger.warning("%s: Page blocked: %s (%s)", target.name, url, wall.describe())
+
+    def _reservations(self, target: SiteCrawl, response: Response, item: PageItem) -> list[str]:
+        """What the page reserves of its text (its robots meta tags, ``X-Robots-Tag`` and
+        ``tdm-reservation`` headers, for every crawler or one of ``ROBOTS_AGENTS``), and
+        the site's tdmrep.json for its path."""
+        by_site = target.tdm.reserves(urlsplit(response.url).path)
+        return _head(response).reservations(item.get("meta") or {}, by_site, self.robots_agents)
 
     def _count_failure(self, target: SiteCrawl, url: str, reason: str) -> None:
         self.crawler.stats.inc_value("spidercrawl/pages/failed")
@@ -773,17 +783,6 @@ def _describe_failure(failure: Failure) -> str:
     return f"{type(failure.value).__name__}: {first}" if first else type(failure.value).__name__
 
 
-def _reservations(target: SiteCrawl, response: Response, item: PageItem) -> list[str]:
-    """What the page reserves of its text: its robots meta, its ``X-Robots-Tag`` and
-    ``tdm-reservation`` headers, and the site's tdmrep.json for its path."""
-    return page_reservations(
-        item.get("meta") or {},
-        [value.decode("latin-1") for value in response.headers.getlist(b"X-Robots-Tag")],
-        (response.headers.get(b"tdm-reservation") or b"").decode("latin-1"),
-        target.tdm.reserves(urlsplit(response.url).path),
-    )
-
-
 # A rendered page shows "far less" than its raw HTML where it shows under this share of the
 # raw HTML's visible words, of at least RAW_PROSE_WORDS, with no block of prose length.
 FAR_LESS_SHARE = 0.1
@@ -810,14 +809,19 @@ def _wall_of(failure: Failure) -> Wall | None:
     if response is None:
         return None
     html = response.text if isinstance(response, TextResponse) else ""
-    return recognise_wall(response.status, _headers(response), html)
+    return _head(response).wall(html)
 
 
-def _headers(response: Response) -> dict[str, str]:
-    return {
-        name.decode("latin-1"): (values[0] if values else b"").decode("latin-1")
-        for name, values in response.headers.items()
-    }
+def _head(response: Response) -> ResponseHead:
+    """The response's status and headers, as the archive readers give a WARC record's."""
+    return ResponseHead(
+        response.status,
+        tuple(
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, values in response.headers.items()
+            for value in values
+        ),
+    )
 
 
 def _wall_kinds(counts: Iterable[Counter[str]]) -> str:
