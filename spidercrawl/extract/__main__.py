@@ -9,8 +9,13 @@ the arbiter where its host has none, with a report per host at the end (records,
 rules, by the arbiter, failed); without either, the arbiter reads every page. Corpus
 filters: ``--hosts`` (a list or a file), ``--since``/``--until`` (the WARC-Date, or the
 article's published date with ``--by-published``), ``--lang`` (the item's language).
-Records that are not HTML are skipped and counted; unreadable records, truncated ones and
-gzip damage are logged one line each, and the rest is extracted. The exit status is 0 when
+A record is read as the crawl reads a live response, its HTTP status and headers
+included: a bot wall (a 403 challenge, a 200 captcha) is no article, the
+``X-Robots-Tag`` and ``tdm-reservation`` headers count in ``reserved`` (the agents of
+``--robots-agents`` too), and each host that met walls, paywalls or reservations gets a
+line at the end. Records that are not HTML, redirects and HTTP errors are skipped and
+counted; unreadable records, truncated ones and gzip damage are logged one line each,
+and the rest is extracted. The exit status is 0 when
 at least one page was extracted or nothing went wrong, 1 when every input failed, 2 for a
 usage error.
 """
@@ -28,8 +33,9 @@ from typing import IO
 from itemadapter import ItemAdapter
 from tqdm import tqdm
 
+from spidercrawl import settings as crawl_settings
 from spidercrawl.archive import ArchivedPage, ReadCounts, ReadError, read_pages
-from spidercrawl.extract.api import extract_html, load_site_model
+from spidercrawl.extract.api import BlockedPageError, extract_html, load_site_model
 from spidercrawl.extract.formats import CONTENT_FORMATS, ArticleFormats
 from spidercrawl.extract.hosts import (
     ArchiveFilter,
@@ -38,6 +44,7 @@ from spidercrawl.extract.hosts import (
     host_table,
     parse_day,
     parse_hosts,
+    pushback_lines,
 )
 from spidercrawl.learn.model import LearningError
 
@@ -63,6 +70,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="--since/--until on the article's published date, not the WARC-Date",
     )  # fmt: skip
     parser.add_argument("--lang", help="only articles in these languages (e.g. en,de)")
+    parser.add_argument(
+        "--robots-agents", default=",".join(crawl_settings.ROBOTS_AGENTS),
+        help="robots directives for these agents count too, as ROBOTS_AGENTS (e.g. GPTBot,CCBot)",
+    )  # fmt: skip
     parser.add_argument("-o", "--output", type=Path, help="JSON Lines file (default: stdout)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
@@ -91,6 +102,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         )
     except (ValueError, OSError) as error:
         parser.error(str(error))
+    args.robots_agents = [a.strip() for a in args.robots_agents.split(",") if a.strip()]
     if args.models is not None and not args.models.is_dir():
         parser.error(f"--models: {args.models} is not a folder")
     return args
@@ -120,9 +132,11 @@ def write_items(
     host_models: HostModels | None = None,
     keep: ArchiveFilter | None = None,
     reports: dict[str, HostReport] | None = None,
+    robots_agents: list[str] | None = None,
 ) -> int:
     """Write the article of every page of ``files`` to ``out``: by ``model``, or by each
-    host's model of ``host_models``; ``keep`` filters, ``reports`` gets each host's counts."""
+    host's model of ``host_models``; ``keep`` filters, ``reports`` gets each host's counts;
+    ``robots_agents``: whose robots directives count besides every crawler's."""
     written = 0
     keep = keep or ArchiveFilter()
     reports = reports if reports is not None else {}
@@ -141,8 +155,14 @@ def write_items(
                 page.url,
                 site_model,
                 content_type=page.content_type,
+                head=page.head,
+                robots_agents=robots_agents,
                 raw_consensus=raw_consensus,
             )
+        except BlockedPageError as blocked:  # a wall in the article's place: as the crawl does
+            report.blocked[blocked.wall.describe()] += 1
+            logger.info("%s: %s: not an article", page.source, blocked)
+            continue
         except Exception as error:  # one page's failure must not end the run
             counts.errors += 1
             report.failed += 1
@@ -153,6 +173,7 @@ def write_items(
             report.by_rules += 1
         else:
             report.by_arbiter += 1
+        report.count_item(item)
         article = (formats or ArticleFormats()).strip(ItemAdapter(item).asdict())
         if not keep.keeps_item(article):
             continue
@@ -180,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     run = {
         "files": args.files, "model": model, "counts": counts, "progress": progress,
         "raw_consensus": consensus, "formats": args.formats, "host_models": host_models,
-        "keep": args.filter, "reports": reports,
+        "keep": args.filter, "reports": reports, "robots_agents": args.robots_agents,
     }  # fmt: skip
     if args.output is None:
         written = write_items(sys.stdout, **run)
@@ -193,15 +214,21 @@ def main(argv: list[str] | None = None) -> int:
     if host_models is not None:
         for line in host_table(reports):
             logger.info("%s", line)
+    for line in pushback_lines(reports):
+        logger.info("%s", line)
     if args.filter.left_out:
         why = ", ".join(f"{n} by {reason}" for reason, n in args.filter.left_out.items())
         logger.info("left out by the filters: %s", why)
+    blocked = sum(report.blocked.total() for report in reports.values())
     logger.info(
-        "%d articles extracted%s; %d records skipped (not HTML), %d errors",
+        "%d articles extracted%s; %d records skipped (not HTML), %d errors; %d redirects "
+        "or HTTP errors, %d walls (not articles)",
         written,
         f" to {args.output}" if args.output else "",
         counts.skipped,
         counts.errors,
+        counts.not_pages,
+        blocked,
     )
     return 1 if counts.errors and not written else 0
 

@@ -11,10 +11,17 @@ consensus of text density, readability-lxml and trafilatura on the HTML (``metho
 density`` or ``raw-consensus``, how it was chosen in ``method_note``;
 ``raw_consensus=False``: text density alone, quicker). The cross-site model needs the
 rendered page's blocks (geometry and CSS), which raw HTML does not have.
+
+Given the response's HTTP status and headers (``head``: an archived record's), the page
+is judged as the crawl judges a live one, by the same recognisers: a bot wall (a 403
+challenge, a 200 captcha) is no article (:class:`BlockedPageError`), and the
+``X-Robots-Tag`` and ``tdm-reservation`` headers join the page's meta tags in
+``reserved``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -23,6 +30,8 @@ from spidercrawl import settings as crawl_settings
 from spidercrawl.archive import MAX_PAGE_BYTES
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
+from spidercrawl.document.response import ResponseHead
+from spidercrawl.document.walls import Wall
 from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.fast_path import cut_raw_html
 from spidercrawl.extract.item import article_item
@@ -31,6 +40,14 @@ from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
 
 _chains: dict[bool, ExtractionChain] = {}
+
+
+class BlockedPageError(Exception):
+    """The response is a bot wall, not the article: never extracted."""
+
+    def __init__(self, url: str, wall: Wall) -> None:
+        super().__init__(f"{url}: blocked ({wall.describe()})")
+        self.wall = wall
 
 
 def _chain(raw_consensus: bool) -> ExtractionChain:
@@ -57,6 +74,8 @@ def extract_html(
     site_model: SiteModel | str | Path | None = None,
     *,
     content_type: str = "",
+    head: ResponseHead | None = None,
+    robots_agents: Iterable[str] | None = None,
     headline_in_text: bool = True,
     raw_consensus: bool = True,
 ) -> ArticleItem:
@@ -68,18 +87,29 @@ def extract_html(
     False leaves the headline to ``title`` (``ARTICLE_HEADLINE_IN_TEXT``);
     ``raw_consensus`` False reads the page by text density alone (``RAW_CONSENSUS``). A
     page of more than ``MAX_PAGE_BYTES`` is a ValueError.
+
+    ``head``: the response's status and headers; with it, a bot wall raises
+    :class:`BlockedPageError`, and its headers' reservations are the item's too.
+    ``robots_agents``: whose robots directives count besides every crawler's
+    (``ROBOTS_AGENTS`` by default).
     """
     if len(html) > MAX_PAGE_BYTES:  # bounded time and memory: as the crawl's DOWNLOAD_MAXSIZE
         raise ValueError(f"a page of {len(html)} bytes, more than {MAX_PAGE_BYTES}: not read")
     url = url or ""
+    content_type = content_type or (head.first("Content-Type") if head is not None else "")
     text = html if isinstance(html, str) else decode_html(html, content_type or None)[0]
+    if head is not None and (wall := head.wall(text)) is not None:
+        raise BlockedPageError(url, wall)
     model = load_site_model(site_model)
     try:  # parsed once, as the crawl's fast path does: metadata and rules from one tree
         capture = cut_raw_html(parse_raw_html(text), url, model)[0]
     except UnusableDocumentError:
         capture = static_capture(text, url)
+    agents = crawl_settings.ROBOTS_AGENTS if robots_agents is None else robots_agents
+    meta = capture.get("meta") or {}
     page = {
         **capture,
+        "reservations": (head or ResponseHead()).reservations(meta, agents=agents),
         "url": url,
         "site": (urlsplit(url).hostname or "").removeprefix("www."),
         "rendered_html": text,

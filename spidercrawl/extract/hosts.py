@@ -115,6 +115,30 @@ class HostReport:
     by_arbiter: int = 0  # read as a page of a site never seen, or its model doubted
     failed: int = 0
     has_model: bool = False
+    blocked: Counter[str] = field(default_factory=Counter)  # bot walls, by kind: no article
+    paywalled: int = 0  # articles with access "paywalled"
+    reserved: int = 0  # articles with a reservation that applies
+    reservations: Counter[str] = field(default_factory=Counter)  # ... by reservation
+
+    def count_item(self, item: Mapping[str, Any]) -> None:
+        """An article's paywall and reservations."""
+        self.paywalled += item.get("access") == "paywalled"
+        names = [str(name) for name in item.get("reserved") or ()]
+        self.reserved += bool(names)
+        self.reservations.update(names)
+
+    def pushback(self) -> str:
+        """Its walls, paywalls and reservations in a few words ("" where it met none)."""
+        if not (self.blocked or self.paywalled or self.reserved):
+            return ""
+        walls = "; ".join(f"{kind}: {n}" for kind, n in sorted(self.blocked.items()))
+        names = ", ".join(f"{name}: {n}" for name, n in sorted(self.reservations.items()))
+        return (
+            f"{self.blocked.total()} of {self.records} records blocked"
+            + (f" ({walls})" if walls else "")
+            + f", {self.paywalled} paywalled, {self.reserved} reserved"
+            + (f" ({names})" if names else "")
+        )
 
 
 def host_table(reports: Mapping[str, HostReport], limit: int = 50) -> Iterable[str]:
@@ -129,3 +153,12 @@ def host_table(reports: Mapping[str, HostReport], limit: int = 50) -> Iterable[s
     if len(ordered) > limit:
         records = sum(report.records for _, report in ordered[limit:])
         yield f"... {len(ordered) - limit} more hosts, {records} records"
+
+
+def pushback_lines(reports: Mapping[str, HostReport]) -> Iterable[str]:
+    """A line for each host that met walls, paywalls or reservations, as a crawl's summary
+    names them: ``walls.example: 2 of 3 records blocked (HTTP 403, Cloudflare challenge:
+    1; DataDome captcha: 1), 0 paywalled, 1 reserved (noai: 1)``."""
+    for host, report in sorted(reports.items()):
+        if said := report.pushback():
+            yield f"{host}: {said}"
