@@ -1,14 +1,15 @@
-"""spidercrawl's extraction as a datatrove pipeline step: each document's HTML read by its
-host's site model, by the arbiter where its host has none.
+"""spidercrawl's reading of WARC archives as datatrove pipeline steps: a WARC reader that
+loses no HTML page, and each document's HTML read by its host's site model, by the
+arbiter where its host has none.
 
 Corpus pipelines (FineWeb and its kind) run on datatrove: a WARC reader, an extractor
 (trafilatura by default), filters, a writer, spread over many machines by its local, Slurm
-or Ray executors. :class:`SiteModelExtractor` takes the extractor's place::
+or Ray executors. :class:`WarcReader` takes the reader's place, :class:`SiteModelExtractor`
+the extractor's::
 
     from datatrove.executor import LocalPipelineExecutor
-    from datatrove.pipeline.readers import WarcReader
     from datatrove.pipeline.writers import JsonlWriter
-    from spidercrawl.datatrove import SiteModelExtractor
+    from spidercrawl.datatrove import SiteModelExtractor, WarcReader
 
     LocalPipelineExecutor(pipeline=[
         WarcReader("crawl/"),
@@ -16,25 +17,37 @@ or Ray executors. :class:`SiteModelExtractor` takes the extractor's place::
         JsonlWriter("articles/"),
     ], tasks=4, workers=4, logging_dir="logs/").run()
 
+datatrove's own reader takes a record for HTML by its ``WARC-Identified-Payload-Type``,
+and where a WARC has none, by libmagic, which calls real article pages (a blank line
+before the doctype, IE's conditional comments, early scripts)
+``application/javascript``: they are lost. Ours reads records as ``python -m
+spidercrawl.extract`` does (:mod:`spidercrawl.archive`): HTML by the HTTP Content-Type and
+the markup, with the record's HTTP status and headers in the document's metadata, so that
+the extractor judges the page as the crawl judged it live: a bot wall is dropped and
+counted, an ``X-Robots-Tag`` or ``tdm-reservation`` header counts in ``reserved``.
+
 A document's text becomes the article's text; the article item's other fields (title,
 authors, dates, language, method, confidence, access, reserved...) go into its metadata.
-A document whose page gives no article text is dropped, and one whose extraction raised
-is dropped and counted (``failed``, in the step's stats with ``by_rules``,
-``by_arbiter`` and ``empty``): every document is an article or a counted drop.
+Every document is an article or a counted drop, in the step's stats: ``blocked`` (and
+``blocked/KIND``), ``empty``, ``failed`` (its extraction raised); beside ``by_rules``,
+``by_arbiter``, ``paywalled``, ``reserved`` (and ``reserved/NAME``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
+from datatrove.pipeline.readers import WarcReader as DatatroveWarcReader
 
-from spidercrawl.archive import site_of_url
-from spidercrawl.extract.api import extract_html
+from spidercrawl.archive import ArchivedPage, ReadCounts, ReadError, site_of_url, warc_pages
+from spidercrawl.document.html import decode_html
+from spidercrawl.document.response import ResponseHead
+from spidercrawl.extract.api import BlockedPageError, extract_html
 from spidercrawl.extract.hosts import HostModels
 
 logger = logging.getLogger(__name__)
@@ -45,21 +58,74 @@ METADATA_FIELDS = (
     "method", "method_note", "model_version", "confidence", "word_count", "access",
     "reserved", "site",
 )  # fmt: skip
+# Where the reader puts a record's HTTP status and headers (those the recognisers read).
+STATUS_KEY, HEADERS_KEY = "http_status", "http_headers"
+
+
+class WarcReader(DatatroveWarcReader):
+    """datatrove's WARC reader, with its options, that makes every HTML page of a WARC a
+    document whatever the WARC's headers: ``response`` and ``resource`` records, HTML by
+    their HTTP Content-Type (or identified payload type), else by their markup; decoded
+    as the crawl decodes pages. Redirects and HTTP errors other than a wall's are no
+    pages; damaged gzip members are logged and reading resumes after them. Conversion
+    records (WET text, a crawl's rendered DOM) are not read."""
+
+    name = "🕷 Warc (spidercrawl)"
+
+    def read_file(self, filepath: str) -> DocumentsPipeline:
+        gzipped = filepath.lower().endswith(".gz")
+        # warcio undoes a WARC's gzip member by member itself, and can then resume after
+        # a damaged one; datatrove's own decompression would end the file there.
+        compression = None if self.compression == "infer" and gzipped else self.compression
+        counts = ReadCounts()
+        with self.data_folder.open(filepath, "rb", compression=compression) as file:
+            entries = warc_pages(file, filepath, gzipped and compression is None, counts)
+            for number, entry in enumerate(entries):
+                if isinstance(entry, ReadError):
+                    self.stat_update("read_errors")
+                    logger.warning("%s: skipped (%s)", entry.source, entry.reason)
+                    continue
+                with self.track_time():
+                    document = self.get_document_from_dict(_record_data(entry), filepath, number)
+                if document:
+                    yield document
+        self.stat_update("not_html", value=counts.skipped)
+        self.stat_update("redirects_and_errors", value=counts.not_pages)
+
+
+def _record_data(page: ArchivedPage) -> dict[str, Any]:
+    """A record as datatrove's reader gives one (text, id, url, date), with its HTTP status
+    and the headers the recognisers read."""
+    kept = page.head.kept()
+    return {
+        "text": decode_html(page.body, page.content_type or None)[0],
+        "id": page.record_id or page.source,
+        "url": page.url,
+        "date": page.date,
+        "metadata": {STATUS_KEY: kept.status, HEADERS_KEY: [list(pair) for pair in kept.headers]},
+    }
 
 
 class SiteModelExtractor(PipelineStep):
     """Extracts each document's article with its host's site model from ``models`` (a
     folder as a crawl or ``python -m spidercrawl.learn archive`` writes it; None: the
     arbiter reads every page). ``raw_consensus`` False reads pages without a model by
-    text density alone (quicker, less accurate)."""
+    text density alone (quicker, less accurate). ``robots_agents``: whose robots
+    directives count besides every crawler's (``ROBOTS_AGENTS`` by default)."""
 
     name = "spidercrawl site models"
     type = "🛢 - EXTRAC"
 
-    def __init__(self, models: str | Path | None = "models/", raw_consensus: bool = True) -> None:
+    def __init__(
+        self,
+        models: str | Path | None = "models/",
+        raw_consensus: bool = True,
+        robots_agents: Iterable[str] | None = None,
+    ) -> None:
         super().__init__()
         self.models = str(models) if models is not None else None
         self.raw_consensus = raw_consensus
+        self.robots_agents = list(robots_agents) if robots_agents is not None else None
 
     def run(
         self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1
@@ -76,9 +142,17 @@ class SiteModelExtractor(PipelineStep):
 
     def _article(self, document: Document, host_models: HostModels | None) -> Document | None:
         url = str(document.metadata.get("url") or "")
+        head = _head_of(document.metadata)  # a 200 without headers from another reader
         try:
             model = host_models.model_for(site_of_url(url)) if host_models else None
-            item = extract_html(document.text, url, model, raw_consensus=self.raw_consensus)
+            item = extract_html(
+                document.text, url, model, head=head, robots_agents=self.robots_agents,
+                raw_consensus=self.raw_consensus,
+            )  # fmt: skip
+        except BlockedPageError as blocked:  # a wall in the article's place: no article
+            self.stat_update("blocked", f"blocked/{blocked.wall.key}")
+            logger.info("%s", blocked)
+            return None
         except Exception as error:  # one document's failure must not end the task
             self.stat_update("failed")
             logger.warning("%s: extraction failed (%s: %s)", url, type(error).__name__, error)
@@ -88,10 +162,23 @@ class SiteModelExtractor(PipelineStep):
             self.stat_update("empty")
             return None
         self.stat_update("by_rules" if item.get("method") == "rules" else "by_arbiter")
+        if item.get("access") == "paywalled":
+            self.stat_update("paywalled")
+        if reserved := item.get("reserved"):
+            self.stat_update("reserved", *(f"reserved/{name}" for name in reserved))
         document.text = text
         document.metadata.update(_metadata(item))
         self.update_doc_stats(document)
         return document
+
+
+def _head_of(metadata: dict[str, Any]) -> ResponseHead:
+    """The HTTP status and headers :class:`WarcReader` put in a document's metadata (taken
+    out of it: the article's metadata replaces them)."""
+    status = metadata.pop(STATUS_KEY, 200)
+    headers = metadata.pop(HEADERS_KEY, None) or []
+    pairs = [pair for pair in headers if isinstance(pair, list | tuple) and len(pair) == 2]
+    return ResponseHead.of(status, pairs)
 
 
 def _metadata(item: Any) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Archives at corpus scale: every host of a WARC collection learned from its own archived
 pages (rendered in the real Chromium, as a crawl learns), then each record extracted by
 its host's model (the arbiter where its host has none), with the corpus filters; and the
-same extraction as a datatrove pipeline step between datatrove's own WARC reader and
-JSONL writer on its local executor."""
+same extraction as a datatrove pipeline step between our WARC reader and datatrove's JSONL
+writer on its local executor."""
 
 from __future__ import annotations
 
@@ -156,10 +156,9 @@ def test_the_corpus_filters(collection, learned):
 
 def test_a_datatrove_pipeline_writes_our_fields(collection, learned, tmp_path):
     from datatrove.executor import LocalPipelineExecutor
-    from datatrove.pipeline.readers import WarcReader
     from datatrove.pipeline.writers import JsonlWriter
 
-    from spidercrawl.datatrove import SiteModelExtractor
+    from spidercrawl.datatrove import SiteModelExtractor, WarcReader
 
     source = tmp_path / "warc"
     source.mkdir()
