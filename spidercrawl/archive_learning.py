@@ -8,13 +8,16 @@ stays bounded whatever the archive's size). The hosts are then served on 127.0.0
 crawled by ``scrapy crawl news``, ``pool`` hosts to a run with one browser: the crawl
 renders each archived page (resources the archive lacks are not fetched: a local copy's
 crawl allows no other host), keeps walls, listings and non-articles out, and learns the
-model from the first ``LEARN_MIN_PAGES`` article pages, as on the live site. The model is
+model from the first ``LEARN_MIN_PAGES`` article pages, as on the live site. Each page is
+served with its record's HTTP status and the headers the crawl judges it by (a 403
+challenge is a wall, never a page to learn from, as it was on the live site). The model is
 saved to ``models/<site>/`` (the older one kept under ``versions/``), where a later crawl
 of the site finds it, and ``python -m spidercrawl.extract --models`` too.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import resource
 import subprocess
@@ -124,6 +127,11 @@ def _write_snapshots(
             folder = root / site
             (folder / "pages").mkdir(parents=True, exist_ok=True)
             (folder / "pages" / f"{page_id}.html").write_bytes(page.body)
+            kept = page.head.kept()  # served as archived: its status and judged headers
+            (folder / "responses").mkdir(exist_ok=True)
+            (folder / "responses" / f"{page_id}.json").write_text(
+                json.dumps({"status": kept.status, "headers": [list(h) for h in kept.headers]})
+            )
             with (folder / "index.tsv").open("a", encoding="utf-8") as index:
                 index.write(f"{page_id}\t{page.url}\n")
             host.records += 1
@@ -180,6 +188,7 @@ def _crawl_command(run: Path, models: Path, min_pages: int, settings: list[str])
         f"MODELS_DIR={models}", f"STATE_DIR={run / 'state'}", "INCREMENTAL_ENABLED=False",
         f"LEARN_MIN_PAGES={min_pages}", "ARTICLES_FILE=", "JSONFEED_ENABLED=False",
         "LOG_LEVEL=INFO", "AUTOTHROTTLE_ENABLED=False",
+        "WALL_RETRIES=0",  # an archived 429 or 503 says the same when asked again
         *settings,
     ):  # fmt: skip
         command += ["-s", setting]

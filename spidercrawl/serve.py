@@ -6,7 +6,9 @@
 Besides the saved pages (at their original paths, see :mod:`spidercrawl.snapshot`) it
 generates what a news site has around them: a home page linking section pages and an
 RSS feed, section pages linking every page, ``/sitemap.xml``, ``/feed.xml`` and
-``/robots.txt`` (unless the snapshot brings its own under ``files/``).
+``/robots.txt`` (unless the snapshot brings its own under ``files/``). A page archived
+with its HTTP status and headers (``responses/ID.json``: a wall's 403, an
+``X-Robots-Tag``) is answered with them, as its site answered.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
+from spidercrawl.archive import HTML_TYPES, media_type
+from spidercrawl.document.response import RECOGNISED_HEADERS
 from spidercrawl.snapshot import SiteSnapshot, find_site_dirs, route_path
 
 logger = logging.getLogger(__name__)
@@ -80,8 +84,15 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
         page_id = snapshot.routes.get(path)
         extra = snapshot.extra_file(parts.path)
         if page_id is not None:
-            # No charset: the browser reads the page's own declaration, as on the web.
-            self._send(200, snapshot.page_bytes(page_id), "text/html", send_body)
+            # Without an archived Content-Type, no charset: the browser reads the page's
+            # own declaration, as on the web.
+            head = snapshot.response_head(page_id)
+            ctype = head.first("Content-Type")
+            if media_type(ctype) not in HTML_TYPES:
+                ctype = "text/html"
+            judged = [(n, v) for n, v in head.headers if n.lower() in RECOGNISED_HEADERS]
+            body = snapshot.page_bytes(page_id)
+            self._send(head.status, body, ctype, send_body, judged)
         elif extra is not None:
             ctype = mimetypes.guess_type(extra.name)[0] or "application/octet-stream"
             self._send(200, extra.read_bytes(), ctype, send_body)
@@ -102,7 +113,14 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"not found", "text/plain", send_body)
 
-    def _send(self, status: int, body: bytes, ctype: str, send_body: bool) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        ctype: str,
+        send_body: bool,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
         # An ETag from the content, as web servers send, so a re-crawl can ask for the page
         # conditionally (If-None-Match) and get 304 Not Modified when it did not change.
         etag = f'"{hashlib.sha1(body).hexdigest()[:20]}"'
@@ -118,6 +136,8 @@ class SnapshotRequestHandler(BaseHTTPRequestHandler):
         self.send_header("Last-Modified", formatdate(usegmt=True))
         if status == 200:
             self.send_header("ETag", etag)
+        for name, value in headers or ():
+            self.send_header(name, value)
         self.end_headers()
         if send_body:
             try:

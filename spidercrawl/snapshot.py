@@ -5,6 +5,9 @@ Format (the one of ``../shared/datasets``)::
     HOST/pages/ID.html   the page, raw bytes as published
     HOST/gold/ID.txt     optional: the page's main text written by people (UTF-8)
     HOST/index.tsv       optional: ID <TAB> original URL
+    HOST/responses/ID.json  optional: the page's HTTP status and the headers that judge
+                         it, as archived ({"status": 403, "headers": [["X-Robots-Tag",
+                         "noai"]]}); the server answers with them (else a 200)
     HOST/files/...       optional: other files served at their relative path
                          (files/static/style.css -> /static/style.css, files/robots.txt)
 
@@ -15,11 +18,14 @@ so a crawled URL always maps back to its page ID.
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from spidercrawl.document.response import ResponseHead
 
 # Paths the server generates itself; a page never takes them.
 RESERVED_PATHS = {"/", "/robots.txt", "/sitemap.xml", "/feed.xml"}
@@ -101,6 +107,19 @@ class SiteSnapshot:
 
     def page_bytes(self, page_id: str) -> bytes:
         return (self.root / "pages" / f"{page_id}.html").read_bytes()
+
+    def response_head(self, page_id: str) -> ResponseHead:
+        """The page's archived HTTP status and headers (``responses/ID.json``); a 200
+        without headers where there is none or it cannot be read."""
+        path = self.root / "responses" / f"{page_id}.json"
+        try:
+            data = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            return ResponseHead()
+        pairs = [p for p in data.get("headers") or [] if isinstance(p, list) and len(p) == 2]
+        return ResponseHead.of(data.get("status", 200), pairs)
 
     def gold_path(self, page_id: str) -> Path:
         return self.root / "gold" / f"{page_id}.txt"

@@ -18,7 +18,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from spidercrawl.runner import PROJECT_ROOT
-from tests.test_walls import CLOUDFLARE
+from tests.test_walls import CLOUDFLARE, DATADOME
 
 DEMO = PROJECT_ROOT / "demo" / "harbourtimes.example"
 
@@ -52,11 +52,13 @@ def demo_pages() -> list[tuple[str, bytes]]:
             for page, url in rows]  # fmt: skip
 
 
-def write_warc(path: Path, records: list[tuple[str, bytes, str]]) -> None:
+def write_warc(path: Path, records: list[tuple[str, bytes, str] | tuple[str, bytes, str, str]]):
+    """Response records of (URL, body, WARC-Date[, HTTP status line: 200 OK by default])."""
     with path.open("wb") as file:
         writer = WARCWriter(file, gzip=True)
-        for url, body, date in records:
-            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], "HTTP/1.1")
+        for url, body, date, *status in records:
+            status_line = status[0] if status else "200 OK"
+            headers = StatusAndHeaders(status_line, [("Content-Type", "text/html")], "HTTP/1.1")
             record = writer.create_warc_record(
                 url, "response", payload=io.BytesIO(body), http_headers=headers,
                 warc_headers_dict={"WARC-Date": date},
@@ -67,8 +69,9 @@ def write_warc(path: Path, records: list[tuple[str, bytes, str]]) -> None:
 @pytest.fixture(scope="module")
 def collection(tmp_path_factory) -> Path:
     """learn.warc.gz: 20 demo pages (www.harbourtimes.example), 12 quay.example pages, 3
-    small.example pages, 10 walls.example challenge pages; test.warc.gz: the other 10 demo
-    pages, 4 new quay.example pages, 2 small.example pages."""
+    small.example pages, 10 walls.example pages (five Cloudflare challenges answered 403,
+    five DataDome captchas answered 200); test.warc.gz: the other 10 demo pages, 4 new
+    quay.example pages, 2 small.example pages."""
     root = tmp_path_factory.mktemp("archive")
     demo = demo_pages()
     learn = [(url, body, "2026-03-01T10:00:00Z") for url, body in demo[:20]]
@@ -76,8 +79,10 @@ def collection(tmp_path_factory) -> Path:
               for n in range(12)]  # fmt: skip
     learn += [(f"https://small.example/n/{n}", small_page(n), "2026-03-03T10:00:00Z")
               for n in range(3)]  # fmt: skip
-    learn += [(f"https://walls.example/a/{n}", CLOUDFLARE.encode(), "2026-03-03T10:00:00Z")
-              for n in range(10)]  # fmt: skip
+    learn += [(f"https://walls.example/a/{n}", CLOUDFLARE.encode(), "2026-03-03T10:00:00Z",
+               "403 Forbidden") for n in range(5)]  # fmt: skip
+    learn += [(f"https://walls.example/b/{n}", DATADOME.encode(), "2026-03-03T10:00:00Z")
+              for n in range(5)]  # fmt: skip
     write_warc(root / "learn.warc.gz", learn)
     test = [(url, body, "2026-04-01T10:00:00Z") for url, body in demo[20:]]
     test += [(f"https://quay.example/ferries/story-{n}.html", quay_page(n), "2026-05-01T10:00:00Z")
@@ -116,7 +121,9 @@ def test_two_hosts_are_learned_from_the_archive_and_the_others_say_why(collectio
     assert " yes " in rows["harbourtimes.example"] and " yes " in rows["quay.example"]
     assert "fewer than LEARN_MIN_PAGES (10)" in rows["small.example"]
     assert "no model: 0 of 10 pages were articles" in rows["walls.example"]
-    assert "blocked" in rows["walls.example"]
+    # Served as archived: the 403s as 403s (walls whatever their body), the captchas as 200s.
+    walls = "pages blocked (HTTP 403, Cloudflare challenge, DataDome captcha)"
+    assert walls in rows["walls.example"]
     assert not (collection / "models" / "walls.example").exists()
     assert "2 of 4 hosts have a model" in learned.stdout
 
