@@ -105,7 +105,19 @@ def test_the_crawl_is_archived_and_its_archive_gives_the_same_articles(learned) 
             for r in records
             if r.rec_type == "conversion"
         ]
+        # As Common Crawl's: readers that look no further take the pages for HTML.
+        identified = [
+            (
+                (r.http_headers.get_header("Content-Type") or "").split(";")[0],
+                r.rec_headers.get_header("WARC-Identified-Payload-Type"),
+            )
+            for r in records
+            if r.rec_type == "response"
+        ]
     assert kinds[0] == "warcinfo" and "request" in kinds and "response" in kinds
+    pages = [payload for sent, payload in identified if sent == "text/html"]
+    assert len(pages) >= 30 and set(pages) == {"text/html"}, identified
+    assert ("text/plain", "text/plain") in identified  # robots.txt
     assert len(refers) >= 10 and all(ref in ids for ref in refers)  # the rendered pages
 
     (later,) = (root / "warc-again").glob(f"{SITE}-*.warc.gz")

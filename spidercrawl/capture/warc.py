@@ -6,7 +6,9 @@ site per run (``WARC_DIR/<site>-<UTC time>.warc.gz``, warcio): a ``request`` rec
 ``response`` record with the HTTP headers, and for a page rendered in the browser a
 ``conversion`` record of the DOM the capture read, referring to the response record of
 the same URL. Each file opens with a ``warcinfo`` record naming this project's version
-and the settings that shape what was fetched.
+and the settings that shape what was fetched. A response record carries
+``WARC-Identified-Payload-Type``, as Common Crawl's do: readers that look no further (such
+as datatrove's) take an HTML page for one.
 
 ``python -m spidercrawl.extract --model models/<site> FILE.warc.gz`` reads the response
 records again: a learned site's pages give the articles its fast path gave.
@@ -18,6 +20,7 @@ import io
 import json
 import logging
 import tomllib
+import zlib
 from datetime import UTC, datetime
 from http import HTTPStatus
 from importlib import metadata
@@ -32,6 +35,7 @@ from scrapy.signals import spider_closed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from spidercrawl.archive import SNIFF_BYTES, identified_payload_type
 from spidercrawl.files import PROJECT_ROOT, safe_name
 
 logger = logging.getLogger(__name__)
@@ -90,8 +94,9 @@ class WarcArchiveMiddleware:
         status = f"{response.status} {_reason(response.status)}"
         http = StatusAndHeaders(status, _header_list(response.headers), protocol="HTTP/1.1")
         record = writer.create_warc_record(
-            response.url, "response", payload=io.BytesIO(response.body), http_headers=http
-        )
+            response.url, "response", payload=io.BytesIO(response.body), http_headers=http,
+            warc_headers_dict={"WARC-Identified-Payload-Type": _payload_type(response)},
+        )  # fmt: skip
         writer.write_record(record)
         self.responses[response.url] = record.rec_headers.get_header("WARC-Record-ID")
 
@@ -167,3 +172,25 @@ def _version() -> str:
             return str(project["project"]["version"])
         except (OSError, KeyError, tomllib.TOMLDecodeError):
             return "unknown"
+
+
+def _payload_type(response: Response) -> str:
+    """The response's identified payload type: ``text/html`` for an HTML page by its
+    Content-Type or its markup (:func:`spidercrawl.archive.identified_payload_type`)."""
+    content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+    encoding = (response.headers.get(b"Content-Encoding") or b"").decode("latin-1")
+    return identified_payload_type(content_type, _opening(response.body, encoding))
+
+
+def _opening(body: bytes, encoding: str) -> bytes:
+    """The first bytes of a body as sent, a gzip or zlib compression undone (at most
+    SNIFF_BYTES of it); a body of another compression gives none."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return body[:SNIFF_BYTES]
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        try:  # wbits 47: a gzip or a zlib header, whichever it has
+            return zlib.decompressobj(wbits=47).decompress(body, SNIFF_BYTES)
+        except zlib.error:
+            return b""
+    return b""
