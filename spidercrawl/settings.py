@@ -30,10 +30,11 @@ ROBOTSTXT_PARSER = "spidercrawl.capture.robots.RobotsWithSitemaps"
 # (document/reservations.py): one for another agent (googlebot: noindex) does not.
 ROBOTS_AGENTS: list[str] = []
 # The article's reservations (noai, noimageai, noindex, tdm: document/reservations.py) are
-# recorded in its item; an article with one of these is not delivered (counted in the
-# summary line). By default the AI and TDM opt-outs, not noindex (a search engine's
-# matter); True means these, False (or []) delivers every article.
-RESPECT_RESERVATIONS = ["noai", "noimageai", "tdm"]
+# recorded in its item; an article with one of those named here is not delivered (counted
+# in the summary line). False (or []): every article is delivered with its reservations,
+# for the user to filter on; True: the AI and TDM opt-outs (noai, noimageai, tdm), not
+# noindex (a search engine's matter); or names, "noai,tdm".
+RESPECT_RESERVATIONS = False
 # Paywalled articles (document/access.py) carry access: "paywalled"; True leaves them out.
 SKIP_PAYWALLED = False
 AUTOTHROTTLE_ENABLED = True

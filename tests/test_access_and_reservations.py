@@ -131,9 +131,12 @@ def test_paywalls_and_reservations_are_recorded_and_skipped_on_request(tmp_path,
     assert by_url["locked.html"]["_spidercrawl"]["access"] == "paywalled"
     assert by_url["noai.html"]["_spidercrawl"]["reserved"] == ["noai", "noimageai"]
 
-    # By default the AI and TDM reservations keep an article back, noindex does not; with
+    # True: the AI and TDM reservations keep an article back, noindex does not; with
     # GPTBot among ROBOTS_AGENTS, its meta tag counts.
-    result, items = crawl(tmp_path, "skipping", "SKIP_PAYWALLED=True", "ROBOTS_AGENTS=CCBot,GPTBot")
+    result, items = crawl(
+        tmp_path, "skipping", "SKIP_PAYWALLED=True", "ROBOTS_AGENTS=CCBot,GPTBot",
+        "RESPECT_RESERVATIONS=True",
+    )  # fmt: skip
     assert result.returncode == 0, result.log[-3000:]
     assert sorted(items) == ["declared-free", "googlebot", "noindex", "plain"], result.log[-3000:]
     assert items["noindex"]["reserved"] == ["noindex"] and "reserved" not in items["googlebot"]
@@ -171,10 +174,10 @@ def test_the_readers_of_access_and_reservations() -> None:
     meta = {"robots": "index", "robots:gptbot": "noai", "robots:googlebot": "noindex"}
     assert page_reservations(meta, [], "", False) == []
     assert page_reservations(meta, [], "", False, ["GPTBot"]) == ["noai"]
-    # RESPECT_RESERVATIONS: True is the default set (the AI and TDM ones), not noindex.
-    default = frozenset(settings.RESPECT_RESERVATIONS)
-    assert respected_reservations(True) == respected_reservations("True") == default
-    assert default == {"noai", "noimageai", "tdm"}
+    # RESPECT_RESERVATIONS: none by default; True the AI and TDM ones, not noindex.
+    assert respected_reservations(settings.RESPECT_RESERVATIONS) == frozenset()
+    ai = respected_reservations(True)
+    assert ai == respected_reservations("True") == {"noai", "noimageai", "tdm"}
     assert respected_reservations(False) == respected_reservations("False") == frozenset()
     assert respected_reservations("noindex, noai") == {"noindex", "noai"}
     with pytest.raises(ValueError, match="not 'noia'"):

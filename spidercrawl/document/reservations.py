@@ -12,9 +12,9 @@ Publishers say it in three ways besides robots.txt:
   ``/.well-known/tdmrep.json`` listing URL patterns whose content is reserved.
 
 The article item records the reservations that apply (``reserved: ["tdm", "noai"]``);
-``RESPECT_RESERVATIONS`` names those that keep an article from being delivered (by default
-the AI and TDM ones: ``noindex`` is a search engine's matter). Only these names are
-recorded, so a page's odd directives cannot fill the item.
+``RESPECT_RESERVATIONS`` names those that keep an article from being delivered (none by
+default; True: the AI and TDM ones, as ``noindex`` is a search engine's matter). Only
+these names are recorded, so a page's odd directives cannot fill the item.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from spidercrawl import settings as defaults
-
 DIRECTIVES = ("noai", "noimageai", "noindex")
 TDM = "tdm"
 RESERVATIONS = (*DIRECTIVES, TDM)
+# What ``RESPECT_RESERVATIONS = True`` keeps back: the opt-outs from AI and text and data
+# mining, not ``noindex``.
+AI_RESERVATIONS = frozenset({"noai", "noimageai", TDM})
 MAX_TDM_RULES = 200  # a tdmrep.json's rules beyond this are ignored
 MAX_TDMREP_BYTES = 256 * 1024
 # A robots meta tag named for an agent is kept in the capture's ``meta`` under this prefix
@@ -130,7 +131,7 @@ def respected_reservations(value: object) -> frozenset[str]:
 
 
 def _default_respected() -> frozenset[str]:
-    return frozenset(defaults.RESPECT_RESERVATIONS)
+    return AI_RESERVATIONS
 
 
 @dataclass(frozen=True)
