@@ -1,7 +1,7 @@
 """Pages per second on one core in a datatrove pipeline: our WARC reader (datatrove's, which
-keeps every HTML record), then our ``SiteModelExtractor`` (each record by its host's site model, the arbiter elsewhere)
-beside datatrove's own ``Trafilatura`` extractor, then its JSONL writer; one task, one
-worker, the same WARC files.
+keeps every HTML record), then our ``SiteModelExtractor`` (each record by its host's site
+model, the arbiter elsewhere) beside datatrove's own ``Trafilatura`` extractor, then its
+JSONL writer; one task, one worker, the same WARC files.
 
     python benchmarks/datatrove_speed.py WARC_FOLDER --models MODELS [--runs 2]
 
