@@ -17,6 +17,7 @@ pages (from its log).
 from __future__ import annotations
 
 import argparse
+import mimetypes
 import re
 import shutil
 import socket
@@ -60,6 +61,18 @@ class EditionsServer(ThreadingHTTPServer):
                 path = f"{path.rstrip('/')}-e{edition}/"
             self.paths[path] = (page_id, edition)
 
+    def page(self, path: str) -> bytes:
+        """The HTML of the page at ``path`` (one of ``self.paths``)."""
+        page_id, edition = self.paths[path]
+        body = DEMO.page_bytes(page_id)
+        if edition:  # its own URL (canonical, og:url) and its own text: not a duplicate
+            original = DEMO.path_of[page_id]
+            body = body.replace(original.encode(), path.encode())
+            mark = f"Edition {edition}. ".encode()
+            body = _FIRST_PARAGRAPH.sub(lambda m: m.group(1) + mark, body, count=1)
+            body = _TITLE.sub(lambda m: m.group(1) + mark, body, count=1)
+        return body
+
 
 class EditionsHandler(BaseHTTPRequestHandler):
     server: EditionsServer
@@ -72,17 +85,10 @@ class EditionsHandler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         server = self.server
         if path in server.paths:
-            page_id, edition = server.paths[path]
-            body = DEMO.page_bytes(page_id)
-            if edition:  # its own URL (canonical, og:url) and its own text: not a duplicate
-                original = DEMO.path_of[page_id]
-                body = body.replace(original.encode(), path.encode())
-                mark = f"Edition {edition}. ".encode()
-                body = _FIRST_PARAGRAPH.sub(lambda m: m.group(1) + mark, body, count=1)
-                body = _TITLE.sub(lambda m: m.group(1) + mark, body, count=1)
-            self._send(200, body, "text/html")
+            self._send(200, server.page(path), "text/html")
         elif path == "/robots.txt":
-            self._send(200, f"User-agent: *\nSitemap: {server.base_url}sitemap.xml\n".encode())
+            robots = f"User-agent: *\nDisallow: /private/\nSitemap: {server.base_url}sitemap.xml\n"
+            self._send(200, robots.encode())  # as the demo's
         elif path == "/sitemap.xml":
             urls = "".join(
                 f"<url><loc>{server.base_url}{p.lstrip('/')}</loc></url>" for p in server.paths
@@ -93,7 +99,8 @@ class EditionsHandler(BaseHTTPRequestHandler):
         elif path == "/":
             self._send(200, b"<html><body><h1>Editions</h1></body></html>", "text/html")
         elif (extra := DEMO.extra_file(path)) is not None:
-            self._send(200, extra.read_bytes(), "text/css")
+            kind = mimetypes.guess_type(extra.name)[0] or "application/octet-stream"
+            self._send(200, extra.read_bytes(), kind)
         else:
             self._send(404, b"not found")
 
@@ -106,8 +113,9 @@ class EditionsHandler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def editions(pages: int):
-    server = EditionsServer(pages)
+def editions(pages: int, server: EditionsServer | None = None):
+    """``EditionsServer(pages)`` (or ``server``) serving in a thread."""
+    server = server or EditionsServer(pages)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield server
@@ -116,23 +124,38 @@ def editions(pages: int):
         server.server_close()
 
 
-@contextmanager
-def redis_server(folder: Path):
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        return probe.getsockname()[1]
+
+
+def redis_process(folder: Path, port: int, *options: str, timeout: float = 10) -> subprocess.Popen:
+    """A ``redis-server`` on 127.0.0.1:``port`` keeping its files in ``folder``, returned
+    once it answers PING (an append-only file loaded); ``timeout`` seconds at most."""
+    import redis
+
     process = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(folder)],
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+         *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    client = redis.Redis(port=port, socket_timeout=1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.3).close()
-            break
-        except OSError:
+            client.ping()  # refused while starting; LOADING while it reads its files
+            return process
+        except redis.RedisError:
             time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"redis-server on port {port} did not answer within {timeout:.0f} s")
+
+
+@contextmanager
+def redis_server(folder: Path):
+    port = free_port()
+    process = redis_process(folder, port, "--save", "", "--appendonly", "no")
     try:
         yield f"redis://127.0.0.1:{port}/0"
     finally:
