@@ -472,8 +472,8 @@ def _place(element: lxml.html.HtmlElement) -> int:
 def role_parts(element: lxml.html.HtmlElement) -> list[ParserPart]:
     """Exclusion selectors of ``element``'s role: its tag with all its stable classes, and
     with each one alone (a box's variants share one class: ``story-feature narrow`` and
-    ``story-feature wide``); under its parent's where it has none of its own (none where
-    neither has a stable class)."""
+    ``story-feature wide``; a comment's, ``commentbody by-roger``); under its parent's
+    the same way where it has none of its own (none where neither has a stable class)."""
     if not _XML_NAME.match(element.tag):
         return []
     classes = sorted(c for c in (element.get("class") or "").split() if stable(c))
@@ -485,10 +485,14 @@ def role_parts(element: lxml.html.HtmlElement) -> list[ParserPart]:
     parent = element.getparent()
     if parent is None or not isinstance(parent.tag, str) or not _XML_NAME.match(parent.tag):
         return []
-    above = frozenset(c for c in (parent.get("class") or "").split() if stable(c))
+    above = sorted(c for c in (parent.get("class") or "").split() if stable(c))
     if not above:
         return []
-    return [ParserPart("exclusion", (Step(parent.tag, "", above), Step(element.tag)))]
+    sets = [frozenset(above)] + ([frozenset({c}) for c in above] if len(above) > 1 else [])
+    return [
+        ParserPart("exclusion", (Step(parent.tag, "", chosen), Step(element.tag)))
+        for chosen in sets
+    ]
 
 
 def matches(part: ParserPart, root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
