@@ -5,6 +5,7 @@ printed as a person writes it, and a malformed parser refused when loaded."""
 
 from __future__ import annotations
 
+import copy
 import random
 import subprocess
 import sys
@@ -168,7 +169,7 @@ def test_a_classless_layout_still_has_its_container_and_no_classless_paragraph_p
 
 
 def test_a_layout_whose_parser_loses_to_the_reading_left_out_is_read_by_the_arbiter(
-    tmp_path: Path,
+    boxed_model: SiteModel,
 ) -> None:
     """Each page's story sits in an element named its own way: no parser induced from the
     other pages finds the left-out page's story, which the page's reading has."""
@@ -195,6 +196,13 @@ def test_a_layout_whose_parser_loses_to_the_reading_left_out_is_read_by_the_arbi
     assert rules.containers and not rules.usable
     assert rules.read_by_arbiter.startswith("on 4 training pages, the text only the page's")
     assert rules.summary()["served"] == f"by the arbiter: {rules.read_by_arbiter}"
+    # The line the learner logs and the archive's learning reports for the site.
+    model = copy.deepcopy(boxed_model)
+    model.rules_ = rules
+    assert model.read_by_arbiter() == [
+        f"its pages read by the arbiter, not its parser: {rules.read_by_arbiter}"
+    ]
+    assert boxed_model.read_by_arbiter() == []
 
 
 @pytest.fixture(scope="module")

@@ -538,6 +538,19 @@ class SiteModel(BaseEstimator):
         blocks = Page.of(page).blocks()
         return len(self.extract_blocks(blocks).text) >= self.for_blocks(blocks).enough_chars()
 
+    def read_by_arbiter(self) -> list[str]:
+        """For each layout whose pages are read by the arbiter, not cut by its parser, a
+        line saying which and why (:attr:`ExtractionRules.read_by_arbiter`)."""
+        layouts = self.layout_models()
+        lines = []
+        for number, layout in enumerate(layouts, 1):
+            rules = layout.extraction_rules()
+            why = rules.read_by_arbiter if isinstance(rules, ExtractionRules) else "no parser"
+            if why:
+                which = f"layout {number} of {len(layouts)}" if len(layouts) > 1 else "its pages"
+                lines.append(f"{which} read by the arbiter, not its parser: {why}")
+        return lines
+
     def extraction_rules(self) -> ExtractionRules | LayoutRules | None:
         """The fast path's rules (None: a model saved without them)."""
         return getattr(self, "rules_", None)

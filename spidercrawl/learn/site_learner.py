@@ -321,13 +321,8 @@ class SiteLearner:
             if layouts else "",
             folder,
         )  # fmt: skip
-        layouts = model.layout_models()
-        for number, layout in enumerate(layouts, 1):
-            rules = layout.extraction_rules()
-            why = getattr(rules, "read_by_arbiter", "") if rules is not None else "no parser"
-            if why:
-                which = f"layout {number} of {len(layouts)}" if len(layouts) > 1 else "its pages"
-                logger.info("%s: %s read by the arbiter, not its parser: %s", site, which, why)
+        for line in model.read_by_arbiter():
+            logger.info("%s: %s", site, line)
         self._learned(site, model)
         self.host.model_changed(site, model)
 
