@@ -34,15 +34,28 @@ return 1
 """
 
 
+# How long an idle worker waits for requests in flight, in REDIS_WORKER_TIMEOUTs.
+FLIGHT_WAIT_FACTOR = 1.5
+
+
 class RedisSiteQueue:
     """The shared queue of sites, and how long a worker waits for more."""
 
-    def __init__(self, redis: Any, prefix: str, idle_close: float, wait_forever: bool) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        prefix: str,
+        idle_close: float,
+        wait_forever: bool,
+        flight_wait: float = 0.0,
+    ) -> None:
         self.redis = redis
         self.prefix = prefix
         self.idle_close = idle_close
         self.wait_forever = wait_forever
         self.idle_since: float | None = None
+        self.flight_since: float | None = None  # since when only requests in flight are left
+        self.flight_wait = flight_wait
         self.specs: dict[str, SiteSpec] = {}
 
     @classmethod
@@ -53,6 +66,9 @@ class RedisSiteQueue:
             key_prefix(settings),
             settings.getfloat("REDIS_IDLE_CLOSE"),
             settings.getbool("REDIS_WAIT_FOREVER"),
+            # A stopped worker's requests go back within its heartbeat's timeout and the
+            # next check of the others' heartbeats (a third of it): waited for, and more.
+            FLIGHT_WAIT_FACTOR * max(3, settings.getint("REDIS_WORKER_TIMEOUT")),
         )
 
     def push(self, specs: Iterable[SiteSpec]) -> int:
@@ -97,12 +113,17 @@ class RedisSiteQueue:
             return True
         try:
             queued = GUARD(self.redis.zcard, f"{self.prefix}:requests")
+            in_flight = 0 if queued else GUARD(self._in_flight)
         except NotDelivered:
             return False
         if queued:
-            self.idle_since = None
+            self.idle_since = self.flight_since = None
             return True
         now = time.monotonic()
+        if not in_flight:
+            self.flight_since = None
+        elif self._waits_for_flight(now, in_flight):
+            return True
         if self.idle_since is None:
             self.idle_since = now
             logger.info(
@@ -110,6 +131,28 @@ class RedisSiteQueue:
                 self.idle_close,
             )
         return now - self.idle_since < self.idle_close
+
+
+    def _waits_for_flight(self, now: float, in_flight: int) -> bool:
+        """Whether an idle worker waits on, with only requests in flight left (a worker at
+        work, or one stopped whose requests go back to the queue once its heartbeat
+        expires): at most ``flight_wait`` seconds, then the idle wait begins. Closing
+        before they were put back left them to no worker."""
+        if self.flight_since is None:
+            self.flight_since = now
+            logger.info(
+                "Nothing queued in Redis but %d requests in flight: waiting up to %.0f s for "
+                "them (REDIS_WORKER_TIMEOUT)", in_flight, self.flight_wait,
+            )  # fmt: skip
+        if now - self.flight_since < self.flight_wait:
+            self.idle_since = None
+            return True
+        return False
+
+    def _in_flight(self) -> int:
+        """The requests every worker's in-flight hash holds (this idle one's is empty)."""
+        keys = self.redis.scan_iter(match=f"{self.prefix}:inflight:*", count=100)
+        return sum(int(self.redis.hlen(key)) for key in keys)
 
 
 def push_sites(redis: Any, prefix: str, specs: Iterable[SiteSpec]) -> int:
