@@ -145,6 +145,7 @@ def test_a_redis_restart_mid_crawl_stops_the_worker_and_loses_nothing(
         for process in (worker, server):
             if process.poll() is None:
                 process.kill()
+                process.wait(timeout=30)  # gone, its port free: not answering the next check
     server = subprocess.Popen(server_command, stdout=subprocess.DEVNULL)
     try:
         wait_for(lambda: _answers(port), 30, "redis-server for the collector")
