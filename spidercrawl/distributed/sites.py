@@ -132,7 +132,6 @@ class RedisSiteQueue:
             )
         return now - self.idle_since < self.idle_close
 
-
     def _waits_for_flight(self, now: float, in_flight: int) -> bool:
         """Whether an idle worker waits on, with only requests in flight left (a worker at
         work, or one stopped whose requests go back to the queue once its heartbeat

@@ -90,8 +90,8 @@ def page_prompts(blocks: Iterable[str], html: str) -> list[str]:
     runs = list(blocks) or [
         " ".join(run.split()) for run in visible_text(html[:MAX_SCANNED_CHARS]).splitlines()
     ]
-    # One search over them all first: most pages hold no prompt, and the runs one by one
-    # (thousands on a page's HTML) cost the fast path a tenth of its time.
+    # One search over them all first: most pages hold no prompt, and a page's HTML has
+    # thousands of runs to test one by one on the fast path.
     if _PROMPT.search("\n".join(runs)) is None:
         return []
     return [run for run in runs if is_prompt(run)]
