@@ -176,6 +176,7 @@ def _learn_batch(
             store.save(site, model)
             host.learned = True
             host.why = f"learned from {model.training_.get('pages')} of {host.articles} articles"
+            host.why += "".join(f"; {line}" for line in model.read_by_arbiter())
         else:
             host.why = _why_not(site, host, log, min_pages)
         logger.info("%s: %s (%d records)", site, host.why, host.records)

@@ -192,11 +192,6 @@ LEARN_SEED = 0  # seeds the SVM: the same pages give the same model
 # by cluster over the site), "consensus" (the blocks the never-seen consensus chose on each
 # training page), "consensus-clusters" (its choice, by cluster). learn/consensus_labels.py
 LEARN_LABELS = "relevance"
-# Decide each template role of a learned layout with the page-level reading of its training
-# pages (learn/roles.py): an in-article box the model keeps and the reading leaves out is
-# excluded, a paragraph markup the model misses and the reading keeps is included. Off by
-# default: measured leaving one dataset out it lost on l3s-gn1 (docs/measurements.md).
-LEARN_ROLES = False
 LEARN_LAYOUTS = True  # pages of several templates: one model per layout (learn/layouts.py)
 MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versions/
 

@@ -1,4 +1,5 @@
-"""Extraction rules: selector consolidation, application to raw HTML, and the check."""
+"""A layout's parser as the fast path's rules: learned from pages, applied to raw HTML,
+checked, saved and loaded."""
 
 from __future__ import annotations
 
@@ -9,108 +10,21 @@ import pytest
 
 from spidercrawl.capture.static import static_capture
 from spidercrawl.learn.model import MODEL_FORMAT, SiteModel
-from spidercrawl.learn.rules import (
-    ExtractionRules,
-    Rule,
-    Step,
-    consolidate,
-    page_marks,
-    shorten,
-    without_page_marks,
-)
+from spidercrawl.learn.parser import ParserPart
+from spidercrawl.learn.rules import ExtractionRules
+from spidercrawl.learn.selectors import Step
 from spidercrawl.learn.store import ModelStore
 
 
-def path(*steps: str) -> tuple[Step, ...]:
-    """``"div#a-386.article"`` style steps, as the capture script describes elements."""
-    result = []
-    for step in steps:
-        name, _, rest = step.partition(".")
-        name, _, element_id = name.partition("#")
-        result.append(Step(name, element_id, frozenset(filter(None, rest.split(".")))))
-    return tuple(result)
-
-
-def test_paths_of_equal_length_merge_into_the_seed_papers_rule() -> None:
-    first = path("div#a-386.article", "div.p1", "p.p1.paragraph")
-    second = path("div#a-2383.article", "div.p9", "p.p9.paragraph")
-    rules = consolidate({first: 500, second: 400}, {})
-    assert [rule.css for rule in rules] == ["body > div.article > div > p.paragraph"]
-    assert rules[0].covers(path("div#a-7.article.wide", "div.p3", "p.paragraph.p3"))
-    assert not rules[0].covers(path("div.article", "div", "p"))  # the class is required
-    assert not rules[0].covers(path("div.article", "p.paragraph"))  # lengths differ
-
-
-def test_a_merge_that_would_take_in_navigation_is_refused() -> None:
-    story = path("div.story", "p.text")
-    aside = path("div.aside", "p.text")
-    menu = path("div.menu", "p.text")
-    rules = consolidate({story: 900, aside: 300}, {menu: 400})
-    assert sorted(rule.css for rule in rules) == [
-        "body > div.aside > p.text",
-        "body > div.story > p.text",
-    ]
-    # With no non-content in the way, the two merge into one rule.
-    assert [r.css for r in consolidate({story: 900, aside: 300}, {})] == ["body > div > p.text"]
-
-
-def test_rule_xpath_quotes_odd_names_and_makes_tbody_optional() -> None:
-    rule = Rule(path("table", "tbody", "tr", "td.it's"))
-    assert rule.xpath.startswith("//body/table//tr/td[")
-    html = '<html><body><table><tr><td class="it\'s">cell</td><td>other</td></tr></table>'
-    found = parsel.Selector(text=html).xpath(rule.xpath).getall()
-    assert found == ['<td class="it\'s">cell</td>']
-
-
-def test_a_rule_through_an_element_broken_markup_named_oddly_still_compiles() -> None:
-    # '<scr"+"ipt>' in a script's string: the browser made an element named 'ipt"' (its
-    # rules once failed to compile, and news.bbc.co.uk could not be learned).
-    rule = Rule((Step('ipt"'), *path("table", "tr", "td.body")))
-    assert rule.xpath.startswith("//body/*[name()='ipt\"']/table")
-    html = '<html><body><table><tr><td class="body">kept</td></tr></table></body></html>'
-    assert parsel.Selector(text=html).xpath(rule.xpath).getall() == []  # compiles, no match
-
-
-def test_a_pages_own_ids_and_classes_are_dropped_from_its_content_paths() -> None:
-    # One training page of this template: its path would keep the post's id and tag.
-    post = path("div#page", "article#post-728.post.post-728.tag-japan", "div.entry-content", "p")
-    other = path("div#page", "article#post-9.post.post-9", "div.entry-content", "p")
-    marks = page_marks([[post], [other, path("div#page", "ul.menu", "li")]])
-    assert ("article", "#", "post-728") in marks and ("article", ".", "tag-japan") in marks
-    assert ("article", ".", "post") not in marks and ("div", "#", "page") not in marks
-    relaxed = without_page_marks({post: 800}, {}, marks)
-    assert [Rule(p).css for p in relaxed] == [
-        "body > div#page > article.post > div.entry-content > p"
-    ]
-    # Not when that would take in a non-content block the page's own path did not.
-    teaser = path("div#page", "article#post-5.post", "div.entry-content", "p")
-    assert list(without_page_marks({post: 800}, {teaser: 400}, marks)) == [post]
-    assert page_marks([[post]]) == set()  # one page: nothing to tell page from template
-
-
-def test_a_rule_keeps_only_the_tail_that_tells_content_from_the_rest() -> None:
-    wide = path("div#main", "div#primary", "article.post", "div.entry-content", "p")
-    rule = Rule(wide)
-    menu = path("div#main", "div#side", "div.widget", "p")
-    short = shorten(rule, {wide: 900}, {menu: 300})
-    assert not short.anchored and short.css == "body div.entry-content > p"
-    # The template moved the article into another column: the tail still finds it.
-    moved = path("div#main", "div.cf", "div#content", "article.post", "div.entry-content", "p")
-    assert short.covers(moved) and not rule.covers(moved)
-    html = (
-        "<html><body><div id='main'><div class='cf'><article class='post'>"
-        "<div class='entry-content'><p>kept</p></div></article></div>"
-        "<div class='widget'><p>not kept</p></div></div></body></html>"
+def test_a_selectors_xpath_quotes_odd_names_and_makes_tbody_optional() -> None:
+    part = ParserPart(
+        "container",
+        (Step("table", "", frozenset({"it's"})), Step("tbody"), Step("tr"), Step("td")),
+        anchored=True,
     )
-    assert parsel.Selector(text=html).xpath(short.xpath).getall() == ["<p>kept</p>"]
-    # A tail that would take in non-content is not taken: a longer one is.
-    footer = path("div#foot", "div.entry-content", "p")
-    assert shorten(rule, {wide: 900}, {footer: 300}).css == (
-        "body article.post > div.entry-content > p"
-    )
-    # None tells them apart: the whole rule stays, anchored below <body>.
-    twin = path("div#aside", "div#primary", "article.post", "div.entry-content", "p")
-    assert shorten(rule, {wide: 900}, {twin: 300}) == rule
+    html = '<html><body><table class="it\'s"><tr><td>kept</td></tr></table></body></html>'
+    assert parsel.Selector(text=html).xpath(part.xpath).getall() == ["<td>kept</td>"]
+    assert part.css == "body > table.it's > tbody > tr > td"
 
 
 # --- a small handmade site: article paragraphs, a menu, a footer -------------------------------
@@ -165,8 +79,8 @@ def rules() -> ExtractionRules:
 
 
 def test_rules_learned_from_pages_extract_a_new_page(rules: ExtractionRules) -> None:
-    assert [stat["css"] for stat in rules.rule_stats_] == ["body > div.article > p.para"]
-    assert rules.usable and rules.precision_ == 1.0 and rules.recall_ == 1.0
+    assert [part.css for part in rules.containers] == ["div.article"]
+    assert rules.usable and rules.recall_ == 1.0
     result = rules.extract(page_html(42))
     assert result.text.count("\n\n") == 2 and "story 42" in result.text
     assert "Sport" not in result.text and "Copyright" not in result.text
@@ -177,7 +91,7 @@ def test_rules_learned_from_pages_extract_a_new_page(rules: ExtractionRules) -> 
 def test_the_check_sends_misfits_to_the_browser(rules: ExtractionRules) -> None:
     redesigned = rules.extract(page_html(7, article_class="post-body"))
     verdict = rules.check(redesigned)
-    assert not verdict.ok and verdict.reason == "no rule matched"
+    assert not verdict.ok and verdict.reason == "the layout's container is not on the page"
     huge = rules.extract(page_html(7, paragraphs=60))
     assert not rules.check(huge).ok and "too much text" in rules.check(huge).reason
     tiny = rules.extract(page_html(7, paragraphs=0).replace("<div class='article'>", "<div>"))
@@ -223,12 +137,12 @@ def test_text_missing_a_description_the_page_echoes_goes_to_the_browser(
     assert rules.check(misled, "Councillors argued over a budget for the lighthouse").ok
 
 
-def test_a_quote_between_the_rules_paragraphs_joins_a_box_with_links_does_not(
+def test_a_quote_in_the_container_joins_a_figure_and_a_box_of_links_do_not(
     rules: ExtractionRules,
 ) -> None:
-    """No training page had a quote or a photo box in its article: the rules (one rule,
-    ``div.article > p.para``) cover neither, but a short gap between two of their
-    paragraphs is the article's, unless a block in it is mostly links."""
+    """No training page had a quote, a photo or a box of links in its article: the
+    container's text takes the quote where it stands; the figure and its caption, and a
+    box that is mostly links, are never the story, by their markup."""
     page = (
         page_html(9)
         .replace(
@@ -238,41 +152,46 @@ def test_a_quote_between_the_rules_paragraphs_joins_a_box_with_links_does_not(
         )
         .replace(
             "</p><p class='para'>Paragraph 2",
-            "</p><div class='photo'><p>The harbour at dawn, seen from the old lighthouse.</p>"
-            "<ul><li><a href='/mail'>Email to a friend</a></li><li><a href='/print'>Printer "
-            "friendly</a></li></ul></div><p class='para'>Paragraph 2",
+            "</p><figure><img src='/dawn.jpg'><figcaption>The harbour at dawn, seen from the "
+            "old lighthouse.</figcaption></figure><ul><li><a href='/mail'>Email to a friend"
+            "</a></li><li><a href='/print'>Printer friendly</a></li><li><a href='/more'>More "
+            "stories</a></li></ul><p class='para'>Paragraph 2",
         )
     )
     result = rules.extract(page)
     assert "said the harbour master" in result.text
     assert result.text.index("Paragraph 0") < result.text.index("harbour master")
     assert result.text.index("harbour master") < result.text.index("Paragraph 1")
-    # The photo box holds a block of links (its tools): as on the rendered page, that keeps
-    # the whole gap out, its caption too.
     assert "Email to a friend" not in result.text and "old lighthouse" not in result.text
+    assert "Paragraph 2 of story 9" in result.text
 
 
-def test_a_training_page_without_an_article_does_not_tie_the_rules_to_pages() -> None:
-    """Each page's article element has the page's own id. One training page, where the
-    model took no article, has its paragraphs at the same place: as negatives they kept
-    every rule tied to its own page's id, and the rules matched no new page."""
+def test_a_pages_own_id_names_no_container() -> None:
+    """Each page's article element has the page's own id (``story-12``): the container is
+    named by the template's class, and a new page is read."""
 
     def item(number: int) -> dict:
-        def block(text: str) -> dict:
-            return {
-                "selector": [
-                    {"name": "div", "id": f"story-{number}", "classes": ["article"]},
-                    {"name": "p", "id": "", "classes": ["para"]},
-                ],
-                "text": [text],
-            }
+        story = "".join(
+            f"<p>Paragraph {i} of story {number} tells of the harbour and the town.</p>"
+            for i in range(3)
+        )
+        html = (
+            f"<html><body><div class='menu'><a href='/'>Home</a></div>"
+            f"<div id='story-{number}' class='article'>{story}</div></body></html>"
+        )
+        texts = [
+            {"selector": [{"name": "div", "id": f"story-{number}", "classes": ["article"]},
+                          {"name": "p", "id": "", "classes": []}],
+             "text": [f"Paragraph {i} of story {number} tells of the harbour and the town."]}
+            for i in range(3)
+        ]  # fmt: skip
+        return {"rendered_html": html, "texts": texts}
 
-        return {"texts": [block(f"Paragraph {i} of story {number}.") for i in range(3)]}
-
-    pages = [item(n) for n in range(5)]
-    content = [(p, i) for p in range(4) for i in range(3)]  # nothing taken on page 4
-    rules = ExtractionRules().fit(pages, content)
-    assert [stat["css"] for stat in rules.rule_stats_] == ["body > div.article > p.para"]
+    rules = ExtractionRules().fit(
+        [item(n) for n in range(5)], [(p, i) for p in range(5) for i in range(3)]
+    )
+    assert [part.css for part in rules.containers] == ["div.article"]
+    assert "story 77" in rules.extract(item(77)["rendered_html"]).text
 
 
 def test_static_capture_reads_metadata_of_raw_html() -> None:
@@ -349,14 +268,13 @@ def test_a_model_rendered_directly_by_a_decision_on_libxml2s_tree_is_learned_aga
 
 def test_rules_saved_and_loaded_extract_as_before(rules, tmp_path) -> None:
     from spidercrawl.learn import model_file
-    from spidercrawl.learn.rules import LayoutRules, Rule
-    from spidercrawl.learn.selectors import Step
+    from spidercrawl.learn.rules import LayoutRules
 
-    allowed = {c.__name__: c for c in (ExtractionRules, LayoutRules, Rule, Step)}
+    allowed = {c.__name__: c for c in (ExtractionRules, LayoutRules, ParserPart, Step)}
     both = LayoutRules([rules, rules])
     model_file.dump(tmp_path / "rules.npz", both, allowed)
     loaded = model_file.load(tmp_path / "rules.npz", allowed)
-    assert loaded.rules_ == both.rules_ and loaded.summary() == both.summary()
+    assert loaded.layouts[0].parts_ == rules.parts_ and loaded.summary() == both.summary()
     for number in (42, 43):
         ours, theirs = both.extract(page_html(number)), loaded.extract(page_html(number))
         assert "story" in theirs.text and theirs.text == ours.text
@@ -377,16 +295,13 @@ def test_rules_that_miss_the_article_in_raw_html_decide_to_render() -> None:
     assert ExtractionRules().fit([page_item(n) for n in range(4)], content).render_reason == ""
 
 
-def test_a_page_whose_rules_take_part_of_their_container_goes_to_the_browser() -> None:
-    """On the training pages the rules take all of ``div.article``'s words. A page whose
-    article goes on in a list no training page showed there leaves half the container to
-    the rules: a page they do not fit, sent to the browser. Without raw HTML on the
-    training pages (what the fast path reads) there is no floor."""
+def test_text_of_the_container_no_training_page_showed_is_taken() -> None:
+    """On the training pages the article is ``div.article``'s paragraphs. A page whose
+    article goes on in a list inside that container has the list in its article: the
+    container's text is the article, whatever markup it comes in."""
     content = [(p, i) for p in range(4) for i in (2, 3, 4)]
     served = [page_item(n) | {"raw_html": page_html(n)} for n in range(4)]
     rules = ExtractionRules().fit(served, content)
-    floor = rules.check_["min_container_share"]
-    assert 0.5 < floor <= 1.0
     items = "".join(
         f"<li>Item {i}: the ferry to the island runs again from the old harbour wall, "
         f"twice a day and three times on market days.</li>"
@@ -396,12 +311,5 @@ def test_a_page_whose_rules_take_part_of_their_container_goes_to_the_browser() -
         "</div><div class='footer'>", f"<ul>{items}</ul></div><div class='footer'>"
     )
     result = rules.extract(listed)
-    assert "Paragraph 2 of story 9" in result.text and "Item 0" not in result.text
-    assert result.container_share < 0.5
-    verdict = rules.check(result)
-    assert not verdict.ok and "of their container's words" in verdict.reason
-    plain = rules.extract(page_html(9))
-    assert plain.container_share == 1.0 and rules.check(plain).ok
-    unserved = ExtractionRules().fit([page_item(n) for n in range(4)], content)
-    assert unserved.check_["min_container_share"] == 0.0
-    assert unserved.check(result).ok
+    assert "Paragraph 2 of story 9" in result.text and "Item 3: the ferry" in result.text
+    assert result.container_share == 1.0 and rules.check(result).ok

@@ -94,12 +94,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "by default the crawl's LEARN_LABELS",
     )
     parser.add_argument(
-        "--roles",
-        action="store_true",
-        help="learned/rules: the model's article mended by the decisions per template role "
-        "made with the page-level reading (LEARN_ROLES=True)",
-    )
-    parser.add_argument(
         "--crawl-order",
         action="store_true",
         help="with --train-pages: learn from the first N pages in ID order (as a crawl "
@@ -216,7 +210,6 @@ def run_site_method(
                 layouts=not args.no_layouts,
                 model_dir=str(args.models) if args.models else None,
                 labels=args.labels,
-                roles=args.roles,
             )
         )
     if not conventions:

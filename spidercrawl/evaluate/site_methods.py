@@ -66,7 +66,6 @@ from spidercrawl.extract.consensus import (
 )
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.raw_consensus import RawHtmlConsensus
-from spidercrawl.extract.reading import page_reading
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
@@ -129,7 +128,6 @@ class SiteJob:
     headline_in_text: bool = True
     # learned/rules: the site models' training labels (learn/consensus_labels.py)
     labels: str = "relevance"
-    roles: bool = False  # learned/rules: template roles decided with the reading (roles.py)
 
     @property
     def site_key(self) -> str:
@@ -264,14 +262,14 @@ def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> Site
     """A model of the site from ``train_ids``, or None when they cannot teach one."""
     pages = [job.pages[i] for i in train_ids if i in job.pages]
     started = time.perf_counter()
-    consensus = _consensus(job) if job.labels != "relevance" or job.roles else None
+    consensus = _consensus(job)
     if consensus is not None:  # as the crawl's pipeline does before learning
         pages = consensus.with_consensus_articles(
             [_with_raw_html(job.pages[i], job, i) for i in train_ids if i in job.pages]
         )
     try:
         model = SiteModel(
-            random_state=0, layouts=job.layouts, labels=job.labels, roles=job.roles
+            random_state=0, layouts=job.layouts, labels=job.labels
         ).fit(pages)
     except ValueError as error:
         logger.info(
@@ -337,9 +335,7 @@ def _score_fast_path(
             continue
         started = page_clock()
         raw_html, _ = decode_html(snapshot.page_bytes(page_id))
-        result = rules.extract(  # parsed as the fast path parses it, read where disputed
-            raw_document(raw_html), reading=page_reading(raw_html, page.get("url"))
-        )
+        result = rules.extract(raw_document(raw_html))  # parsed as the fast path parses it
         verdict = rules.check(result, first_description(page))
         if not verdict.ok:
             records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")

@@ -102,7 +102,7 @@ def extract_html(
         raise BlockedPageError(url, wall)
     model = load_site_model(site_model)
     try:  # parsed once, as the crawl's fast path does: metadata and rules from one tree
-        capture = cut_raw_html(parse_raw_html(text), url, model, text)[0]
+        capture = cut_raw_html(parse_raw_html(text), url, model)[0]
     except UnusableDocumentError:
         capture = static_capture(text, url)
     agents = crawl_settings.ROBOTS_AGENTS if robots_agents is None else robots_agents

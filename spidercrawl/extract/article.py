@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
-from spidercrawl.extract.reading import page_reading
 from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import Extraction, SiteModel
 from spidercrawl.learn.page import Page
@@ -90,13 +89,11 @@ def checked_rules(
     rules = model.extraction_rules() if model is not None else None
     if rules is None or not rules.usable:
         return None, ""
-    raw = page.get("raw_html") or page.get("rendered_html") or ""
-    reading = page_reading(raw, page.get("url")) if raw else None  # asked where disputed
-    result = rules.extract(page.get("rendered_html") or "", reading=reading)
+    result = rules.extract(page.get("rendered_html") or "")
     verdict = rules.check(result, first_description(page))
     if not verdict.ok:
         return None, verdict.reason
-    result.confidence = round(rules.precision_, 3)
+    result.confidence = round(rules.recall_, 3)
     return result, ""
 
 
@@ -127,8 +124,10 @@ def learned_extraction(
     template texts); where the model finds (almost) nothing, the blocks in the site's
     article container, else that cross-site article or, without it, text density's.
 
-    Before the cross-site extractor, the site's extraction rules, where they hold on the
-    page's DOM (:func:`rules_on_render`, method ``rules``, as the fast path would give).
+    Before the cross-site extractor, the layout's parser, where it holds on the page's DOM
+    (:func:`rules_on_render`, method ``rules``, as the fast path would give). The
+    classifier stays first on a rendered page of a layout it knows: on the rendered pages
+    of the multi-page dev sites it read them better than the parser (docs/measurements.md).
     The method is ``learned``, ``rules``, ``learned+container``, ``learned+unseen`` or
     ``learned+density-fallback``. "Almost nothing" is under a tenth of the content the
     model saw per training page. The page's blocks are built once for all (a
@@ -156,7 +155,7 @@ def learned_extraction(
     if contained is not None and len(contained.text) >= enough:
         return LearnedArticle(contained, "learned+container", nothing)
     if unseen is not None:
-        if cross_site is None:  # neither were the rules tried
+        if cross_site is None:  # neither was the parser tried
             by_rules = rules_on_render(page, site_model)
             if by_rules is not None:
                 return LearnedArticle(by_rules, "rules", nothing)

@@ -434,23 +434,26 @@ class ConsensusExtractor(PeerReaders):
         self, pages: Sequence[Mapping[str, Any]]
     ) -> list[Mapping[str, Any]]:
         """``pages`` (rendered training pages), each with its article as a site never seen
-        gets it and the extractors' agreement on it (``consensus_article``): what a site
-        model learns from when its labels come from the consensus
-        (:mod:`spidercrawl.learn.consensus_labels`). A page the consensus fails on, or where
-        no peer voted, goes without (labelled by relevance)."""
+        gets it, the extractors' agreement on it and each reader's own article
+        (``consensus_article``): the votes a site model's parser is induced from
+        (:mod:`spidercrawl.learn.parser`), and its labels where they come from the consensus
+        (:mod:`spidercrawl.learn.consensus_labels`). A page the readers fail on goes
+        without (the site model's mask alone reads it)."""
         out: list[Mapping[str, Any]] = []
         for page in pages:
             if CONSENSUS_FIELD in page or not page.get("texts"):
                 out.append(page)
                 continue
             try:
-                extraction, how = self.extract(page)
-            except Exception as error:  # one odd page: labelled by relevance
+                found = self.candidates(page)
+                extraction, how = self.vote(page, found[OWN])
+            except Exception as error:  # one odd page: read by the site model alone
                 logger.info("No consensus article of %s to learn from: %s", page.get("url"), error)
                 out.append(page)
                 continue
             agreement = float(getattr(extraction, "confidence", 0.0) or 0.0) if how else 0.0
-            article = ConsensusArticle(extraction.text, agreement)
+            readings = [candidate.text for candidate in found.values()]
+            article = ConsensusArticle(extraction.text, agreement, readings)
             out.append({**page, CONSENSUS_FIELD: article.as_field()})
         return out
 

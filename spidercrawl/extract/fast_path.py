@@ -24,8 +24,6 @@ lies (UTF-8 declared, windows-1252 sent, or the reverse) is read by its bytes
 Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``,
 ``FAST_PATH_MAX_BYTES``, ``FAST_PATH_MAX_ELEMENTS``. Stats: ``spidercrawl/fast_path/accepted``,
 ``.../rejected``, ``.../charset_corrected``, ``.../render_decision`` (sites rendered by it),
-``.../reconciled`` (accepted pages also read by trafilatura, as their layout's role records
-dispute a role they hold: :func:`~spidercrawl.learn.rules.reconcile`);
 the pipeline counts how each accepted page's article was checked (``.../check/prose``,
 ``.../check/density``, ``.../check/doubted``: :class:`~spidercrawl.extract.chain.ChainResult`).
 """
@@ -45,7 +43,6 @@ from scrapy.http import Response, TextResponse
 from spidercrawl.capture.static import static_capture
 from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
 from spidercrawl.document.page import first_description
-from spidercrawl.extract.reading import page_reading
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleCheck
 from spidercrawl.learn.store import ModelStore
@@ -162,7 +159,7 @@ class FastPathMiddleware:
         if elements > self.max_elements:
             why = f"more than {self.max_elements} elements (FAST_PATH_MAX_ELEMENTS)"
             return self._give_up(request, site, response.url, why, text)
-        capture, verdict = cut_raw_html(document, response.url, model, text)
+        capture, verdict = cut_raw_html(document, response.url, model)
         stats = self.crawler.stats
         if verdict is None or not verdict.ok:
             why = verdict.reason if verdict else "no usable rules"
@@ -171,10 +168,6 @@ class FastPathMiddleware:
             request.meta["fast_path_version"] = model.version_
             return _to_browser(request, why, response.text)
         stats.inc_value("spidercrawl/fast_path/accepted")
-        article = capture.get("fast_path_article")
-        if article is not None and article.extraction.reconciled:  # read to settle roles
-            stats.inc_value("spidercrawl/fast_path/reconciled")
-            stats.inc_value(f"spidercrawl/site/{site}/fast_path_reconciled")
         request.meta["capture"] = capture
         request.meta["hrefs"] = document.xpath("//a/@href")  # the spider's links: no 2nd parse
         return response
@@ -200,19 +193,17 @@ def _codec(encoding: str | None) -> str:
 
 
 def cut_raw_html(
-    document: lxml.html.HtmlElement, url: str, model: SiteModel | None, raw_html: str = ""
+    document: lxml.html.HtmlElement, url: str, model: SiteModel | None
 ) -> tuple[dict[str, Any], RuleCheck | None]:
     """What the fast path does to a parsed raw page: its metadata, and where ``model`` has
     usable rules, its article cut by them and checked (None without rules). An article
     that passes rides in the capture (``fast_path_article``), so the pipeline takes it as
-    it is: the page is parsed and cut once. Also :func:`spidercrawl.extract_html`'s.
-    ``raw_html``, the page's text, is read (trafilatura) where the layout's records
-    dispute a role the page holds (:func:`~spidercrawl.learn.rules.reconcile`)."""
+    it is: the page is parsed and cut once. Also :func:`spidercrawl.extract_html`'s."""
     capture = static_capture(document, url)  # first: the rules drop scripts
     rules = model.usable_rules() if model is not None else None
     if rules is None:
         return capture, None
-    result = rules.extract(document, reading=page_reading(raw_html, url) if raw_html else None)
+    result = rules.extract(document)
     verdict = rules.check(result, first_description(capture))
     if verdict.ok:
         capture["fast_path_article"] = FastPathArticle(result, model.version_)

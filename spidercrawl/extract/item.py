@@ -109,7 +109,7 @@ def plain_rules(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, 
     rules = model.extraction_rules() if model is not None else None
     done = page.get("fast_path_article")
     if rules is not None and done is not None and done.model_version == model.version_:
-        done.extraction.confidence = round(rules.precision_, 3)  # checked by the fast path
+        done.extraction.confidence = round(rules.recall_, 3)  # checked by the fast path
         return done.extraction, ""
     extraction, failed = checked_rules(page, model)
     if extraction is not None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,14 +57,18 @@ CHECK_SHARE = 0.5
 
 @dataclass
 class ConsensusArticle:
-    """The never-seen consensus's article of a training page: its text and the agreement of
-    the extractors that chose it (0-1)."""
+    """The never-seen consensus's article of a training page: its text, the agreement of
+    the extractors that chose it (0-1), and each reader's own article of the page (the
+    votes a layout's parser is induced from, :mod:`.parser`)."""
 
     text: str
     agreement: float
+    readings: list[str] = field(default_factory=list)
 
     def as_field(self) -> dict[str, Any]:
-        return {"text": self.text, "agreement": round(self.agreement, 3)}
+        return {
+            "text": self.text, "agreement": round(self.agreement, 3), "readings": self.readings
+        }  # fmt: skip
 
     @classmethod
     def of_page(cls, page: Mapping[str, Any]) -> ConsensusArticle | None:
@@ -75,7 +79,10 @@ class ConsensusArticle:
         agreement = value.get("agreement")
         if not isinstance(agreement, int | float):
             return None
-        return cls(value["text"], float(agreement))
+        readings = value.get("readings")
+        if not isinstance(readings, list) or not all(isinstance(r, str) for r in readings):
+            readings = []
+        return cls(value["text"], float(agreement), readings)
 
 
 @dataclass

@@ -47,8 +47,8 @@ from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.page import Page
-from spidercrawl.learn.roles import PER_PAGE, RoleDecisions, RoleRecord, fit_role_decisions
-from spidercrawl.learn.rules import ExtractionRules, LayoutRules, Rule
+from spidercrawl.learn.parser import ParserPart, check_parts, check_template_lines
+from spidercrawl.learn.rules import ExtractionRules, LayoutRules
 from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 from spidercrawl.text import folded
 
@@ -392,7 +392,6 @@ class SiteModel(BaseEstimator):
         random_state: int = 0,
         layouts: bool = True,
         labels: str = "relevance",
-        roles: bool = False,
     ) -> None:
         self.feature_groups = feature_groups
         self.cluster_groups = cluster_groups
@@ -408,7 +407,6 @@ class SiteModel(BaseEstimator):
         if labels not in LABEL_SOURCES:
             raise ValueError(f"labels must be one of {LABEL_SOURCES}, got {labels!r}")
         self.labels = labels  # the training labels' source (learn/consensus_labels.py)
-        self.roles = roles  # decide each template role with the page-level reading (roles.py)
 
     # -- learning ---------------------------------------------------------------------------
     def auto_label(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
@@ -473,8 +471,6 @@ class SiteModel(BaseEstimator):
         self.tag_paths_ = frozenset(block.path for block in blocks)
         self.training_["tag_paths"] = len(self.tag_paths_)
         extracted = article_mask(blocks, self.decision(blocks), self.max_gap, self.template_texts_)
-        self.roles_ = fit_role_decisions(blocks, pages, extracted) if self.roles else None
-        extracted = self.with_role_decisions(blocks, extracted)
         self.container_ = fit_container(blocks, extracted)
         self.fit_rules(pages, blocks, extracted)
         self.language_ = _site_language(pages, blocks, extracted)
@@ -542,6 +538,19 @@ class SiteModel(BaseEstimator):
         blocks = Page.of(page).blocks()
         return len(self.extract_blocks(blocks).text) >= self.for_blocks(blocks).enough_chars()
 
+    def read_by_arbiter(self) -> list[str]:
+        """For each layout whose pages are read by the arbiter, not cut by its parser, a
+        line saying which and why (:attr:`ExtractionRules.read_by_arbiter`)."""
+        layouts = self.layout_models()
+        lines = []
+        for number, layout in enumerate(layouts, 1):
+            rules = layout.extraction_rules()
+            why = rules.read_by_arbiter if isinstance(rules, ExtractionRules) else "no parser"
+            if why:
+                which = f"layout {number} of {len(layouts)}" if len(layouts) > 1 else "its pages"
+                lines.append(f"{which} read by the arbiter, not its parser: {why}")
+        return lines
+
     def extraction_rules(self) -> ExtractionRules | LayoutRules | None:
         """The fast path's rules (None: a model saved without them)."""
         return getattr(self, "rules_", None)
@@ -576,10 +585,7 @@ class SiteModel(BaseEstimator):
         HTML, no browser), so that both paths give the same article."""
         started = time.perf_counter()
         chosen = [(b.page, b.index) for b, c in zip(blocks, extracted, strict=True) if c]
-        roles = self.role_decisions()
-        excluded = roles.excluded_paths(blocks) if roles is not None else None
-        disputed = roles.disputed() if roles is not None else None
-        self.rules_ = ExtractionRules().fit(pages, chosen, excluded, disputed)
+        self.rules_ = ExtractionRules().fit(pages, chosen)
         self.training_["rules_seconds"] = round(time.perf_counter() - started, 3)
 
     def fit_labeled(
@@ -634,7 +640,6 @@ class SiteModel(BaseEstimator):
             )  # fmt: skip
         self.template_texts_: frozenset[str] = frozenset()  # fit() finds the site's
         self.container_: SelectorPath | None = None  # and its article container
-        self.roles_: RoleDecisions | None = None  # and its decisions per role
         self.tag_paths_: frozenset[tuple[str, ...]] = frozenset()  # and its tag paths
         self.format_ = MODEL_FORMAT
         self.created_ = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -685,20 +690,10 @@ class SiteModel(BaseEstimator):
             return model.extract_blocks(blocks)
         margins = self.decision(blocks)
         is_content = article_mask(blocks, margins, self.max_gap, self.template_texts_)
-        is_content = self.with_role_decisions(blocks, is_content)
         return Extraction.of_blocks(
             [b for b, content in zip(blocks, is_content, strict=True) if content],
             margins[is_content],
         )
-
-    def role_decisions(self) -> RoleDecisions | None:
-        """This layout's decisions per template role (None: learned without a reading)."""
-        return getattr(self, "roles_", None)
-
-    def with_role_decisions(self, blocks: Sequence[Block], mask: np.ndarray) -> np.ndarray:
-        """The article ``mask`` of ``blocks`` as this layout's role decisions mend it."""
-        roles = self.role_decisions()
-        return mask if roles is None else roles.apply(blocks, mask, self.template_texts_)
 
     def extract_in_container(self, blocks: Sequence[Block]) -> Extraction | None:
         """The blocks of one page inside the site's article container (:mod:`.container`),
@@ -736,20 +731,13 @@ class SiteModel(BaseEstimator):
                     "pages": layout.training_["pages"],
                     "clustering": getattr(layout, "clustering_", None),
                     "container": path_css(layout.container_) if layout.container_ else None,
-                    "rules": len(layout.rules_.rules_),
+                    "parser": len(getattr(layout.rules_, "parts_", [])),
                     "raw_html": getattr(layout.rules_, "raw_html_", None),
                     "render": layout.rules_.render_reason or None,
                 }
                 for layout in getattr(self, "layouts_", [])
             ],
             "container": path_css(self.container_) if getattr(self, "container_", None) else None,
-            "roles": [
-                {"role": r.role, "decision": r.decision, "why": r.why}
-                for layout in self.layout_models()
-                if layout.role_decisions() is not None
-                for r in layout.role_decisions().records
-                if r.decision != "model"
-            ],
             # The declared language, found right on every training page: not checked again.
             "confirmed_language": getattr(self, "language_", ""),
         }
@@ -808,22 +796,13 @@ class SiteModel(BaseEstimator):
             need(isinstance(layout.training_, dict), "a layout without training statistics")
             need(isinstance(layout.template_texts_, frozenset), "odd template texts")
             need(isinstance(layout.tag_paths_, frozenset), "odd tag paths")
-            roles = layout.role_decisions()
-            need(roles is None or isinstance(roles, RoleDecisions), "odd role records")
-            if roles is not None:
-                try:
-                    roles.check()
-                except ValueError as error:
-                    need(False, f"malformed role records ({error})")
             layout_rules = getattr(layout, "rules_", None)
             if isinstance(layout_rules, ExtractionRules):
-                exclusions = getattr(layout_rules, "exclusions_", [])
-                need(isinstance(exclusions, list) and all(isinstance(r, Rule) for r in exclusions),
-                     "odd exclusion rules")  # fmt: skip
-                disputed = getattr(layout_rules, "disputed_", {})
-                need(isinstance(disputed, dict) and all(
-                    isinstance(k, str) and v in PER_PAGE for k, v in disputed.items()
-                ), "malformed role records (disputed roles)")  # fmt: skip
+                try:
+                    check_parts(getattr(layout_rules, "parts_", None))
+                    check_template_lines(getattr(layout_rules, "template_lines_", None))
+                except ValueError as error:
+                    need(False, f"a malformed parser ({error})")
             vectorizer, svm = layout.vectorizer_, layout.svm_
             need(isinstance(vectorizer, BlockVectorizer), "no block vectorizer")
             need(isinstance(svm, LinearSVC), "no linear classifier")
@@ -851,8 +830,8 @@ class SiteModel(BaseEstimator):
 
 def _stored_classes() -> dict[str, type]:
     """The classes a model file may hold objects of (by name); nothing else is made."""
-    classes = (SiteModel, BlockVectorizer, ExtractionRules, LayoutRules, Rule, Step,
-               DictVectorizer, StandardScaler, LinearSVC, RoleDecisions, RoleRecord)  # fmt: skip
+    classes = (SiteModel, BlockVectorizer, ExtractionRules, LayoutRules, ParserPart, Step,
+               DictVectorizer, StandardScaler, LinearSVC)  # fmt: skip
     return {cls.__name__: cls for cls in classes}
 
 

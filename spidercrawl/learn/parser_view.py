@@ -1,6 +1,6 @@
-"""A learned site's parser as a person would write it: per layout, the article's container,
-its paragraph, subheadline and list selectors, its exclusions, and each decided template
-role with the evidence it was decided on (:mod:`.roles`).
+"""A learned site's parser as a person would write it: per layout, the article's container
+(an ordered list where the template drifts), what it leaves out, how the layout is served,
+each selector with the evidence that chose it (:mod:`.parser`).
 
 A site model is arrays and selectors; a person who checks or carries on a site's parser
 wants to read it as the few selectors a hand-written one is, and see why each is there.
@@ -11,12 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.roles import RoleRecord
+from spidercrawl.learn.parser import ParserPart
 from spidercrawl.learn.rules import ExtractionRules
-from spidercrawl.learn.selectors import path_css
-
-HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
-LISTS = ("li", "ul", "ol", "dd", "dt")
 
 
 def parser_lines(model: SiteModel, site: str = "") -> Iterator[str]:
@@ -32,55 +28,40 @@ def parser_lines(model: SiteModel, site: str = "") -> Iterator[str]:
     for number, layout in enumerate(layouts, 1):
         yield ""
         yield f"layout {number} ({layout.training_.get('pages', '?')} pages)"
-        container = layout.container_
-        yield f"  container      {path_css(container) if container else '(none learned)'}"
         rules = layout.extraction_rules()
         yield from _rule_lines(rules if isinstance(rules, ExtractionRules) else None)
-        roles = layout.role_decisions()
-        if roles is None:
-            yield "  roles          not decided (learned without a page-level reading)"
-            continue
-        decided = [r for r in roles.records if r.decision != "model"]
-        yield f"  roles          {len(roles.records)} seen, {len(decided)} decided by the records"
-        yield "    decision  pages  model  reading  repeated  role"
-        for record in sorted(roles.records, key=_shown_first)[:40]:
-            yield "    " + _record_line(record)
-        if len(roles.records) > 40:
-            yield f"    ... {len(roles.records) - 40} more roles of less text"
 
 
 def _rule_lines(rules: ExtractionRules | None) -> Iterator[str]:
-    if rules is None or not getattr(rules, "rules_", None):
-        yield "  paragraphs     (no rules: this layout's pages are read by the model)"
+    if rules is None or not rules.containers:
+        yield "  container      (none found: this layout's pages are read by the arbiter)"
         return
-    kinds: dict[str, list[str]] = {"paragraphs": [], "subheadlines": [], "lists": []}
-    for rule, stats in zip(rules.rules_, rules.rule_stats_, strict=True):
-        tag = rule.steps[-1].name if rule.steps else ""
-        kind = "subheadlines" if tag in HEADINGS else "lists" if tag in LISTS else "paragraphs"
-        kinds[kind].append(
-            f"{rule.css}  (precision {stats['precision']:.2f}, recall {stats['recall']:.2f})"
-        )
-    for kind, lines in kinds.items():
-        for index, line in enumerate(lines or ["(none)"]):
-            yield f"  {kind if index == 0 else '':<14} {line}"
-    exclusions = [rule.css for rule in getattr(rules, "exclusions_", ())]
-    for index, css in enumerate(exclusions or ["(none)"]):
-        yield f"  {'excluded' if index == 0 else '':<14} {css}"
-    if not rules.usable:
-        yield "  fast path      off: the rules cover too little of the training articles"
+    for index, part in enumerate(rules.containers):
+        label = "container" if index == 0 else "else"
+        yield f"  {label:<14} {part.css}  ({_evidence(part)})"
+    for part in rules.summaries:
+        yield f"  {'summary':<14} {part.css}  ({part.why}; {_evidence(part)})"
+    for part in (p for p in rules.parts_ if p.kind == "kept"):
+        yield f"  {'kept':<14} {part.css}  ({part.why}, kept by the vote; {_evidence(part)})"
+    excluded = [p for p in rules.parts_ if p.kind in ("exclusion", "markup")]
+    for index, part in enumerate(excluded or [None]):
+        label = "excluded" if index == 0 else ""
+        line = "(none)" if part is None else f"{part.css}  ({part.why}; {_evidence(part)})"
+        yield f"  {label:<14} {line}"
+    yield (
+        "  never kept     figures, captions, asides, forms, embedded posts, lists of links "
+        "and contact lines (by their markup)"
+    )
+    if rules.read_by_arbiter:
+        yield f"  served         by the arbiter: {rules.read_by_arbiter}"
     elif rules.render_reason:
         yield f"  fast path      off: {rules.render_reason}"
+    else:
+        yield f"  served         by its parser (takes {rules.recall_:.0%} of the kept text)"
 
 
-def _shown_first(record: RoleRecord) -> tuple[int, int]:
-    """Decided roles first, then roles by their text."""
-    return (record.decision == "model", -record.chars)
-
-
-def _record_line(record: RoleRecord) -> str:
-    shown = "kept" if record.decision == "model" and 2 * record.model_pages > record.pages \
-        else "left" if record.decision == "model" else record.decision  # fmt: skip
-    reading = f"{record.reading_pages}/{record.read_pages}"
-    line = f"{shown:<9} {record.pages:>5}  {record.model_pages:>5}  {reading:>7}  "\
-        f"{record.repeated:>8.0%}  {record.role}"  # fmt: skip
-    return line + (f"  ({record.why})" if record.why else "")
+def _evidence(part: ParserPart) -> str:
+    return (
+        f"{part.pages} pages, vote keeps {part.kept_share:.0%}, "
+        f"repeated {part.repeated_share:.0%}"
+    )

@@ -1,99 +1,55 @@
-"""Extraction rules: a learned site's content blocks as a few CSS-like selector paths.
+"""A learned layout's parser as a fast path: its container, less what to leave out.
 
-Seed 001, section 6: once a site is learned, the selector paths of its content blocks
-(tag, id and classes of every element from below ``<body>`` down to the block) are merged
-into a handful of rules that find the article in raw HTML, with no browser and no
-classifier. Two paths of equal length whose tags agree merge step by step, keeping the id
-where both have the same one and the classes both share::
+Seed 001, section 6: once a site is learned, its article is found in raw HTML by a few
+selectors, with no browser and no classifier. The selectors are a parser as a person
+writes one (:mod:`.parser`): the article's container, and inside it the roles and kinds
+that are not the story, induced from the vote of the training pages' readings (the site
+model's mask, the cross-site blocks, trafilatura, readability). The article is the
+container's text in document order: paragraphs, sub-headings, lists, quotes, and text
+standing directly in it.
 
-    body > div#a-386.article > div.p1 > p.p1.paragraph
-    body > div#a-2383.article > div.p9 > p.p9.paragraph
-    -> body > div.article > div > p.paragraph
-
-A merge is kept only if the merged rule still matches (almost) no non-content block of the
-training pages; merging repeats until nothing changes. Before merging, ids and classes
-found on one training page only are dropped (:func:`without_page_marks`); after it, each
-rule keeps its shortest tail that tells content from the rest (:func:`shorten`). Each rule
-keeps its precision and recall (in characters) on the training pages, and rules below
-``min_precision`` are dropped. Where the training pages carry their raw HTML, the rules
-are tried on it too: the render decision (:attr:`ExtractionRules.render_reason`).
-
-:class:`ExtractionRules` is fitted on the training pages and the content blocks the site
-model chose; ``extract(html)`` applies the rules to any HTML with lxml's XPath, and
-``check(...)`` says whether the result looks like the site's articles (text length in the
-learned range, links, share of the page, relevance to the description), so a page the
-rules do not fit can be rendered instead.
+:class:`ExtractionRules` is fitted on a layout's training pages and the content blocks the
+site model chose; ``extract(html)`` applies the parser to any HTML, and ``check(...)`` says
+whether the result looks like the site's articles (text length in the learned range,
+links, share of the page, relevance to the description), so a page it does not fit goes
+to the arbiter or the browser. Whether the layout is served by its parser at all is
+decided on its training pages by the text the parser and the page-level reading dispute
+(:func:`~.parser.story_verdict`).
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import lxml.html
 import numpy as np
-from lxml import etree
 
-from spidercrawl.document.density import body_of, remove_invisible, visible_chars
+from spidercrawl.document.density import body_of, remove_invisible
 from spidercrawl.document.html import UnusableDocumentError, parse_html, parse_raw_html
 from spidercrawl.document.page import first_description
 from spidercrawl.document.prose import ProseCoverage, prose_coverage
 from spidercrawl.document.structure import (
-    BLOCK_TAGS,
     Paragraph,
     element_paragraphs,
     paragraphs_html,
     paragraphs_text,
 )
-from spidercrawl.learn.blocks import block_text, template_step
-from spidercrawl.learn.consensus_labels import ConsensusArticle, words_held
+from spidercrawl.learn.blocks import block_text
+from spidercrawl.learn.consensus_labels import ConsensusArticle
+from spidercrawl.learn.parser import (
+    ParserPart,
+    cut,
+    induce,
+    page_evidence,
+    repeated_phrases,
+    story_verdict,
+    without_lines,
+)
 from spidercrawl.learn.relevance import lcs_relevance
-from spidercrawl.learn.selectors import SelectorPath, Step, merge_paths, path_css
 from spidercrawl.text import tokenize
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A selector path down to content blocks: from below ``<body>`` (``anchored``), or
-    its last steps only, wherever they are in the page (see :func:`shorten`)."""
-
-    steps: SelectorPath
-    anchored: bool = True
-
-    def covers(self, path: SelectorPath) -> bool:
-        if self.anchored:
-            if len(path) != len(self.steps):
-                return False
-        elif len(path) < len(self.steps):
-            return False
-        tail = path[len(path) - len(self.steps) :]
-        return all(step.covers(other) for step, other in zip(self.steps, tail, strict=True))
-
-    def merge(self, other: Rule) -> Rule | None:
-        if not (self.anchored and other.anchored):
-            return None
-        merged = merge_paths([self.steps, other.steps])
-        return None if merged is None else Rule(merged)
-
-    @property
-    def css(self) -> str:
-        if self.anchored:
-            return path_css(self.steps)
-        return "body " + " > ".join(step.css() for step in self.steps)
-
-    @property
-    def xpath(self) -> str:
-        """The rule as XPath from ``<body>``. A ``tbody`` step becomes optional: browsers
-        insert it into tables, raw HTML often lacks it."""
-        parts = ["//body" if self.anchored else "//body/"]
-        for step in self.steps:
-            parts.append("/" if step.name == "tbody" and not step.id else "/" + step.xpath())
-        return "".join(parts).replace("///", "//")
-
 
 # How the render decision parsed the training pages' raw HTML: as a browser builds it
 # (:func:`~spidercrawl.document.html.parse_raw_html`). Rules fitted before that
@@ -118,174 +74,6 @@ RAW_HTML_HOLD_SHARE = 0.5
 MIN_CONTAINER_PAGES = 3
 CONTAINER_SHARE_FACTOR = 0.7
 
-# A shortened rule keeps at least the block's step and its container's: where the block
-# sits, not only how it is styled (``p.para`` alone would take a sidebar's paragraphs of
-# the same style on a page whose article moved).
-MIN_TAIL_STEPS = 2
-
-
-def shorten(
-    rule: Rule,
-    content: Mapping[SelectorPath, int],
-    other: Mapping[SelectorPath, int],
-    max_false_share: float = 0.02,
-) -> Rule:
-    """The shortest tail of ``rule`` (at least ``MIN_TAIL_STEPS``, holding an id or a
-    class) that matches no more non-content than the whole rule does on the training
-    pages, beyond ``max_false_share`` of the content characters the tail matches.
-
-    A rule from ``<body>`` down fails on a page whose wrappers differ above the article
-    (another section's sidebar column, a script's added ``div``, a dataset's wrapper):
-    washingtonpost.com's blog pages of one template, learned from its first 10 pages in
-    crawl order, put the article under ``div#main > div#primary`` on some pages and under
-    ``div#main > div.cf`` on others, and the later ones were all rendered ("no rule
-    matched"). The article's own end of the path (``article.post > div.entry-content >
-    p``) is what the template keeps."""
-    if not rule.anchored:
-        return rule
-    false = sum(chars for path, chars in other.items() if rule.covers(path))
-    for size in range(min(MIN_TAIL_STEPS, len(rule.steps)), len(rule.steps)):
-        steps = rule.steps[-size:]
-        if not any(step.id or step.classes for step in steps):
-            continue
-        tail = Rule(steps, anchored=False)
-        tail_true = sum(chars for path, chars in content.items() if tail.covers(path))
-        tail_false = sum(chars for path, chars in other.items() if tail.covers(path))
-        if tail_false - false <= max_false_share * tail_true:
-            return tail
-    return rule
-
-
-def page_paths(page: Mapping[str, Any]) -> list[SelectorPath]:
-    """The selector path of every block of a page item, in block order."""
-    return [tuple(Step.of(s) for s in raw.get("selector") or []) for raw in page.get("texts") or []]
-
-
-Mark = tuple[str, str, str]  # (tag, "#" or ".", the id or class)
-
-
-def _by_tag_names(
-    paths: Mapping[SelectorPath, int],
-) -> dict[tuple[str, ...], list[tuple[SelectorPath, int]]]:
-    """Paths (path -> characters) grouped by their tags: only paths of the same tags can
-    cover one another (anchored rules)."""
-    groups: dict[tuple[str, ...], list[tuple[SelectorPath, int]]] = defaultdict(list)
-    for path, chars in paths.items():
-        groups[tuple(step.name for step in path)].append((path, chars))
-    return groups
-
-
-def page_marks(paths_of_pages: Sequence[Iterable[SelectorPath]]) -> set[Mark]:
-    """Ids and classes found on exactly one of several training pages: the page's own
-    (``article#post-728.post-728``, a wrapper whose id is the page's URL), not its
-    template's."""
-    if len(paths_of_pages) < 2:
-        return set()
-    pages_with: Counter[Mark] = Counter()
-    for paths in paths_of_pages:
-        marks: set[Mark] = set()
-        for path in paths:
-            for step in path:
-                if step.id:
-                    marks.add((step.name, "#", step.id))
-                marks.update((step.name, ".", c) for c in step.classes)
-        pages_with.update(marks)
-    return {mark for mark, count in pages_with.items() if count == 1}
-
-
-def without_page_marks(
-    content: Mapping[SelectorPath, int],
-    other: Mapping[SelectorPath, int],
-    marks: set[Mark],
-    max_false_share: float = 0.02,
-) -> Counter[SelectorPath]:
-    """Content paths (path -> characters) with their page's own ids and classes dropped,
-    unless that makes a path match new non-content blocks worth over ``max_false_share``
-    of its characters.
-
-    A template seen on one training page only never merged, so its rule kept that page's
-    ids and matched no other page: washingtonpost.com's blog template, learned from its
-    first 10 pages in crawl order, sent 11 of 16 later pages to the browser ("no rule
-    matched")."""
-    if not marks:
-        return Counter(content)
-    others = _by_tag_names(other)
-    relaxed: Counter[SelectorPath] = Counter()
-    for path, chars in content.items():
-        general = tuple(
-            Step(
-                step.name,
-                "" if (step.name, "#", step.id) in marks else step.id,
-                frozenset(c for c in step.classes if (step.name, ".", c) not in marks),
-            )
-            for step in path
-        )
-        if general != path:
-            rule = Rule(general)
-            names = tuple(step.name for step in path)
-            exact = Rule(path)
-            false = sum(
-                c for p, c in others.get(names, []) if rule.covers(p) and not exact.covers(p)
-            )
-            if false > max_false_share * chars:
-                general = path
-        relaxed[general] += chars
-    return relaxed
-
-
-def consolidate(
-    content: Mapping[SelectorPath, int],
-    other: Mapping[SelectorPath, int],
-    max_false_share: float = 0.02,
-) -> list[Rule]:
-    """Merge content paths (path -> characters) into rules that avoid the ``other`` paths.
-
-    Paths are merged greedily within groups of equal length and equal tags; a merge is
-    kept when the characters of non-content blocks it would newly match (beyond those its
-    two parts match already) stay under ``max_false_share`` of the content characters it
-    matches. Repeats until stable.
-
-    Counting only what a merge adds: paths of one page are never tested on their own, so
-    a paragraph labeled otherwise under the article's own path (bbc.co.uk's bold first
-    paragraph, a dropped role) was charged to every merge of two pages and never to the
-    pages apart. bbc.co.uk's rules stayed one per page (``text#<the page's URL>`` steps)
-    and matched no new page.
-    """
-    groups: dict[tuple[str, ...], list[tuple[Rule, int]]] = defaultdict(list)
-    for path, chars in sorted(content.items(), key=lambda item: -item[1]):
-        groups[tuple(step.name for step in path)].append((Rule(path), chars))
-    others = _by_tag_names(other)
-
-    rules: list[Rule] = []
-    for names, members in groups.items():
-        negatives = others.get(names, [])
-
-        def covered(rule: Rule, negatives: list = negatives) -> frozenset[int]:
-            return frozenset(i for i, (path, _) in enumerate(negatives) if rule.covers(path))
-
-        merged = [[rule, chars, covered(rule)] for rule, chars in members]
-        changed = True
-        while changed:
-            changed = False
-            result: list[list] = []
-            for rule, chars, matched in merged:
-                for slot in result:
-                    candidate = slot[0].merge(rule)
-                    if candidate is None:
-                        continue
-                    taken = covered(candidate)
-                    false = sum(negatives[i][1] for i in taken - slot[2] - matched)
-                    if false <= max_false_share * (slot[1] + chars):
-                        changed = changed or candidate != slot[0]
-                        slot[:] = [candidate, slot[1] + chars, taken]
-                        break
-                else:
-                    result.append([rule, chars, matched])
-            changed = changed or len(result) < len(merged)
-            merged = result
-        rules.extend(rule for rule, _, _ in merged)
-    return rules
-
 
 @dataclass
 class RuleExtraction:
@@ -304,7 +92,6 @@ class RuleExtraction:
     prose: ProseCoverage = field(default_factory=ProseCoverage)  # the page's prose, taken
     # words of the element all the rules' matches lie in (0: that is the page's body)
     container_words: int = 0
-    reconciled: bool = False  # the page's reading settled blocks of disputed roles
 
     @property
     def chars(self) -> int:
@@ -341,92 +128,55 @@ class RuleCheck:
 
 
 class ExtractionRules:
-    """Selector rules of one site, learned from its training pages' content blocks.
+    """A layout's parser (container and exclusions, :mod:`.parser`), learned from its
+    training pages, with the check of what it cuts.
 
-    Parameters: ``min_precision`` (a rule below it on the training pages is dropped),
-    ``max_false_share`` (how much non-content a merge may pick up), ``min_recall`` (the
-    content share the rules must cover on the training pages to be usable at all).
-    """
+    ``min_recall``: the share of the vote's article words the parser must take on the
+    training pages to be usable at all."""
 
-    def __init__(
-        self,
-        min_precision: float = 0.95,
-        max_false_share: float = 0.02,
-        min_recall: float = 0.8,
-        shorten: bool = True,
-    ) -> None:
-        self.min_precision = min_precision
-        self.max_false_share = max_false_share
+    def __init__(self, min_recall: float = 0.6) -> None:
         self.min_recall = min_recall
-        self.shorten = shorten
 
     def fit(
-        self,
-        pages: Sequence[Mapping[str, Any]],
-        content: Iterable[tuple[int, int]],
-        excluded: Mapping[SelectorPath, int] | None = None,
-        disputed: Mapping[str, str] | None = None,
+        self, pages: Sequence[Mapping[str, Any]], content: Sequence[tuple[int, int]]
     ) -> ExtractionRules:
-        """Learn rules from ``pages`` and their content blocks as (page, block index) pairs;
-        ``excluded``, the paths of blocks of roles the site's article never holds
-        (:mod:`.roles`), become exclusions: never taken, not even in a gap; ``disputed``,
-        the roles each page's reading settles (role -> ``doubted`` or ``offered``)."""
-        chosen = set(content)
-        # A training page where the model took no article tells nothing of what is not
-        # the article there (the model failed on it, or it is no article): its blocks are
-        # no negatives. As negatives, one such page of washingtonpost.com's blog layout
-        # kept its siblings' rules tied to their own pages' ids.
-        with_article = {number for number, _ in chosen}
-        positives: Counter[SelectorPath] = Counter()
-        negatives: Counter[SelectorPath] = Counter()
-        paths_of_pages = []
+        """Learn the parser from ``pages`` (rendered page items, their DOM and raw HTML)
+        and the site model's content blocks as (page, block index) pairs: the model's mask
+        is one reading of each page; the page's never-seen readings
+        (``consensus_article``), where it has them, are the others."""
+        masks: dict[int, list[int]] = {}
+        for number, index in content:
+            masks.setdefault(number, []).append(index)
+        bodies, readings, arbiter = [], [], []
         for number, page in enumerate(pages):
-            paths = page_paths(page)
-            paths_of_pages.append(paths)
-            if number not in with_article:
+            body = _training_body(page)
+            if body is None:
                 continue
-            for index, (path, raw) in enumerate(zip(paths, page.get("texts") or [], strict=True)):
-                chars = len(block_text(raw.get("text")))
-                if chars and path:
-                    (positives if (number, index) in chosen else negatives)[path] += chars
-        positives = without_page_marks(
-            positives, negatives, page_marks(paths_of_pages), self.max_false_share
-        )
-        candidates = consolidate(positives, negatives, self.max_false_share)
-        if self.shorten:
-            candidates = list(
-                dict.fromkeys(
-                    shorten(rule, positives, negatives, self.max_false_share) for rule in candidates
-                )
-            )
-        self.rules_: list[Rule] = []
-        self.rule_stats_: list[dict[str, Any]] = []
-        total_content = sum(positives.values()) or 1
-        for rule in candidates:
-            true = sum(c for p, c in positives.items() if rule.covers(p))
-            false = sum(c for p, c in negatives.items() if rule.covers(p))
-            precision = true / max(true + false, 1)
-            if precision < self.min_precision:
-                continue
-            self.rules_.append(rule)
-            self.rule_stats_.append(
-                {
-                    "css": rule.css,
-                    "precision": round(precision, 4),
-                    "recall": round(true / total_content, 4),
-                }
-            )
-        self.exclusions_ = exclusion_rules(excluded or {}, positives, self.max_false_share)
-        self.disputed_ = dict(disputed or {})
-        covered = {p for p in positives if any(r.covers(p) for r in self.rules_)}
-        self.recall_ = sum(positives[p] for p in covered) / total_content
-        wrong = sum(c for p, c in negatives.items() if any(r.covers(p) for r in self.rules_))
-        self.precision_ = sum(positives[p] for p in covered) / max(
-            sum(positives[p] for p in covered) + wrong, 1
-        )
-        in_dom = [  # the rules on each training page's DOM: the check's and the raw test's
-            self.extract(page["rendered_html"], reading=training_reading(page))
-            if page.get("rendered_html") and self.rules_ else None
+            texts = page.get("texts") or []
+            chosen = sorted(masks.get(number, []))
+            mask = " ".join(block_text(texts[i].get("text")) for i in chosen if 0 <= i < len(texts))
+            consensus = ConsensusArticle.of_page(page)
+            bodies.append(body)
+            readings.append([mask, *(consensus.readings if consensus else [])])
+            arbiter.append(consensus.text if consensus else "")
+        repeated = repeated_phrases(bodies)
+        evidence = [
+            page_evidence(body, texts, repeated)
+            for body, texts in zip(bodies, readings, strict=True)
+        ]
+        induced = induce(evidence)
+        self.parts_: list[ParserPart] = [
+            *induced.containers,
+            *induced.exclusions,
+            *induced.summaries,
+            *induced.markup,
+        ]
+        self.recall_ = induced.recall
+        self.template_lines_ = frozenset(induced.template_lines)
+        self.serving_ = story_verdict(evidence, arbiter, bodies) if any(arbiter) else ""
+        in_dom = [  # the parser on each training page's DOM: the check's and the raw test's
+            self.extract(page["rendered_html"]) if page.get("rendered_html") and self.parts_
+            else None
             for page in pages
         ]  # fmt: skip
         self._fit_check(pages, in_dom)
@@ -434,88 +184,81 @@ class ExtractionRules:
         return self
 
     @property
+    def containers(self) -> list[ParserPart]:
+        return [part for part in getattr(self, "parts_", []) if part.kind == "container"]
+
+    @property
+    def exclusions(self) -> list[ParserPart]:
+        return [part for part in getattr(self, "parts_", []) if part.kind == "exclusion"]
+
+    @property
+    def summaries(self) -> list[ParserPart]:
+        return [part for part in getattr(self, "parts_", []) if part.kind == "summary"]
+
+    @property
     def usable(self) -> bool:
-        """Rules that cover too little of the training content are not worth a fast path."""
-        return bool(self.rules_) and self.recall_ >= self.min_recall
+        """A parser with a container that takes enough of the training articles, and that
+        the text in dispute with the page-level reading does not overrule."""
+        return bool(self.containers) and self.recall_ >= self.min_recall and not self.serving_
+
+    @property
+    def read_by_arbiter(self) -> str:
+        """Why the layout's pages are read by the arbiter, not cut by its parser ("" where
+        the parser serves them)."""
+        if self.usable:
+            return ""
+        if not self.containers:
+            return "no container holds the text the vote keeps"
+        if self.serving_:
+            return self.serving_
+        return (
+            f"its parser takes {self.recall_:.0%} of the text the vote keeps on the training "
+            f"pages (under {self.min_recall:.0%})"
+        )
 
     # -- applying ---------------------------------------------------------------------------
     def extract(
         self,
         html: str | bytes | lxml.html.HtmlElement | RuleExtraction,
         content_type: str | None = None,
-        reading: Callable[[], str] | None = None,
     ) -> RuleExtraction:
-        """The rules' article from raw (or rendered) HTML, or from a parsed document
-        (which this changes: invisible elements are removed from it). ``reading`` gives the
-        page's own reading (its text), asked only where the page holds a role the
-        layout's records dispute (:mod:`.roles`): the reading settles those blocks."""
+        """The parser's article from raw (or rendered) HTML, or from a parsed document
+        (which this changes: invisible elements are removed from it)."""
         root = _document(html, content_type)
         if isinstance(root, RuleExtraction):  # nothing to parse
             return root
         remove_invisible(root)
         body = body_of(root)
-        matched: set[lxml.html.HtmlElement] = set()
-        ends: list[lxml.html.HtmlElement] = []  # each rule's first and last match
-        rules_matched = 0
-        for rule in self.rules_:
-            found = [e for e in _matcher(rule)(root) if isinstance(e, lxml.html.HtmlElement)]
-            rules_matched += bool(found)
-            matched.update(found)
-            ends += found[:1] + found[-1:]
         page_text = " ".join(body.text_content().split())
-        matched |= _short_gaps(matched)
-        matched -= self._excluded_elements(root)
-        reconciled = False
-        disputed = getattr(self, "disputed_", None)
-        if disputed and reading is not None:
-            matched, reconciled = reconcile(body, matched, disputed, reading)
-        if not matched:
+        kept = [part for part in self.parts_ if part.kind == "kept"]
+        found = cut(body, self.containers, self.exclusions, self.summaries, kept)
+        if found is None:
             return RuleExtraction(
-                page_chars=len(page_text), page_text=page_text, reason="no rule matched"
-            )
-        keep, pass_through = _kept_elements(matched)
-        paragraphs = list(element_paragraphs(body, keep, pass_through | {body}))
-        prose = prose_coverage(body, keep - pass_through)
-        container_words = self._container_words(ends)
+                page_chars=len(page_text), page_text=page_text,
+                reason="the layout's container is not on the page",
+            )  # fmt: skip
+        paragraphs = without_lines(
+            element_paragraphs(body, found.keep, found.pass_through), self.template_lines_
+        )
+        kept = found.keep - found.pass_through
+        prose = prose_coverage(body, kept)
+        container_words = sum(len(e.text_content().split()) for e in found.containers)
         link_chars = sum(  # the article's links, fewer than the page's
             len(" ".join(a.text_content().split()))
-            for a in keep
-            if a.tag == "a" and not any(parent in keep for parent in a.iterancestors("a"))
+            for a in kept
+            if a.tag == "a" and not any(parent in kept for parent in a.iterancestors("a"))
         )
         return RuleExtraction(
             paragraphs_text(paragraphs),
             paragraphs_html(paragraphs),
             paragraphs,
-            rules_matched,
+            len(found.containers),
             len(page_text),
             link_chars,
             page_text=page_text,
             prose=prose,
             container_words=container_words,
-            reconciled=reconciled,
         )
-
-    def _excluded_elements(self, root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
-        """The elements (with their descendants) of the excluded roles on a page."""
-        dropped: set[lxml.html.HtmlElement] = set()
-        for rule in getattr(self, "exclusions_", ()):
-            for element in _matcher(rule)(root):
-                if isinstance(element, lxml.html.HtmlElement) and element not in dropped:
-                    dropped.update(e for e in element.iter() if isinstance(e.tag, str))
-        return dropped
-
-    def _container_words(self, ends: Sequence[lxml.html.HtmlElement]) -> int:
-        """The words of the element all the rules' matches lie in (0 where that is the
-        page's body, or where this layout's training pages set no floor to check them
-        against). ``ends`` are each rule's first and last match: an XPath gives its matches
-        in document order, and the element holding those holds all between them."""
-        floor = getattr(self, "check_", {}).get("min_container_share")
-        if floor == 0.0:  # learned without one: nothing to measure
-            return 0
-        container = _common_ancestor(ends)
-        if container is None or container.tag in ("body", "html"):
-            return 0
-        return len(container.text_content().split())
 
     # -- checking ---------------------------------------------------------------------------
     def _fit_check(
@@ -563,7 +306,7 @@ class ExtractionRules:
             if not raw or from_dom is None or not from_dom.text:
                 continue
             tried += 1
-            in_raw = self.extract(raw_document(raw), reading=training_reading(page))
+            in_raw = self.extract(raw_document(raw))
             if self.check(in_raw).ok and _same_words(in_raw.text, from_dom.text):
                 held += 1
                 container_shares.append(in_raw.container_share)
@@ -626,89 +369,38 @@ class ExtractionRules:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "rules": self.rule_stats_,
-            "exclusions": [rule.css for rule in getattr(self, "exclusions_", ())],
-            "read_per_page": sorted(getattr(self, "disputed_", {})),
-            "precision": round(self.precision_, 4),
+            "containers": [_part_summary(part) for part in self.containers],
+            "exclusions": [_part_summary(part) for part in self.exclusions],
+            "summaries": [_part_summary(part) for part in self.summaries],
             "recall": round(self.recall_, 4),
             "usable": self.usable,
+            "served": f"by the arbiter: {self.read_by_arbiter}"
+            if self.read_by_arbiter
+            else "by its parser",
             "check": self.check_,
             "raw_html": getattr(self, "raw_html_", None),
             "render": self.render_reason or None,
         }
 
 
-def training_reading(page: Mapping[str, Any]) -> Callable[[], str] | None:
-    """A training page's page-level reading (its ``consensus_article``), as the fast path
-    asks a page's reading: the rules' article on the training pages, which sets the ranges
-    of their check, is then the one the fast path delivers."""
-    article = ConsensusArticle.of_page(page)
-    return None if article is None else (lambda: article.text)
+def _part_summary(part: ParserPart) -> dict[str, Any]:
+    return {
+        "css": part.css, "pages": part.pages, "kept": part.kept_share,
+        "repeated": part.repeated_share, "why": part.why,
+    }  # fmt: skip
 
 
-def element_roles(body: lxml.html.HtmlElement) -> dict[lxml.html.HtmlElement, str]:
-    """Every element below ``body`` with its role (as :func:`~spidercrawl.learn.blocks.
-    role_of` spells a captured block's: tags from below ``<body>``, the classes of the
-    element and its parent, no ids or digits)."""
-    roles: dict[lxml.html.HtmlElement, str] = {}
-    # (element, the tags above its parent, its parent's step with classes)
-    stack = [(child, "", "") for child in body]
-    while stack:
-        element, above, parent = stack.pop()
-        if not isinstance(element.tag, str):
-            continue
-        tag = element.tag.lower()
-        step = template_step(tag + "".join(f".{c}" for c in (element.get("class") or "").split()))
-        roles[element] = " > ".join(part for part in (above, parent, step) if part)
-        higher = " > ".join(part for part in (above, parent.split(".", 1)[0]) if part)
-        stack.extend((child, higher, step) for child in element)
-    return roles
-
-
-def reconcile(
-    body: lxml.html.HtmlElement,
-    matched: set[lxml.html.HtmlElement],
-    disputed: Mapping[str, str],
-    reading: Callable[[], str],
-) -> tuple[set[lxml.html.HtmlElement], bool]:
-    """The rules' elements with the disputed roles settled by the page's reading: an
-    element of a ``doubted`` role stays where the reading holds its words, one of an
-    ``offered`` role joins where it does. Returns the elements, and whether the page had
-    any such element (and so was read). A reading that found nothing settles nothing."""
-    roles = element_roles(body)
-    doubted = [e for e in matched if disputed.get(roles.get(e, "")) == "doubted"]
-    offered = [
-        e for e, role in roles.items() if disputed.get(role) == "offered" and e not in matched
-    ]
-    if not doubted and not offered:
-        return matched, False
-    bag = Counter(tokenize(reading()))
-    if not bag:
-        return matched, True
-    out = set(matched)
-    for element in doubted:
-        if not words_held(element.text_content(), bag):
-            out.difference_update(element.iter())
-    for element in offered:
-        if not _mostly_links(element) and words_held(element.text_content(), bag):
-            out.add(element)
-    return out, True
-
-
-def exclusion_rules(
-    excluded: Mapping[SelectorPath, int],
-    content: Mapping[SelectorPath, int],
-    max_false_share: float,
-) -> list[Rule]:
-    """Rules for the blocks of excluded roles (paths -> characters): their paths merged by
-    tags, each cut to its shortest tail that takes no more of the article (``content``)
-    than the whole path does."""
-    rules = []
-    for group in _by_tag_names(excluded).values():
-        merged = merge_paths([path for path, _ in group])
-        if merged is not None:
-            rules.append(shorten(Rule(merged), dict(group), content, max_false_share))
-    return list(dict.fromkeys(rules))
+def _training_body(page: Mapping[str, Any]) -> lxml.html.HtmlElement | None:
+    """A training page's parsed DOM (its raw HTML where it has no DOM), invisible elements
+    removed; None where it has neither or they do not parse."""
+    html = page.get("rendered_html") or page.get("raw_html")
+    if not html:
+        return None
+    root = _document(html, None) if page.get("rendered_html") else raw_document(html)
+    if isinstance(root, RuleExtraction):
+        return None
+    remove_invisible(root)
+    return body_of(root)
 
 
 def container_floor(shares: Sequence[float]) -> float:
@@ -742,13 +434,6 @@ def _same_words(text: str, reference: str, share: float = 0.8) -> bool:
     return total == 0 or sum((wanted & found).values()) >= share * total
 
 
-@functools.lru_cache(maxsize=4096)
-def _matcher(rule: Rule) -> etree.XPath:
-    """A rule's XPath, written and compiled once per process (through parsel, every page
-    paid for both and for a Selector around every match: a third of the rules' time)."""
-    return etree.XPath(rule.xpath)
-
-
 def raw_document(html: str | bytes) -> lxml.html.HtmlElement | RuleExtraction:
     """A page's raw HTML parsed as a browser builds it (what the rules learned from the
     browser's DOM expect), or an empty extraction saying why there is nothing to parse."""
@@ -771,110 +456,6 @@ def _document(
         return RuleExtraction(reason=str(error))
 
 
-# At most this many elements in a row between two of the rules' elements join the article,
-# as short gaps do in the site model's (``SiteModel.max_gap``).
-MAX_GAP = 4
-
-
-def _short_gaps(matched: set[lxml.html.HtmlElement]) -> set[lxml.html.HtmlElement]:
-    """The elements (with their descendants) in short gaps between the rules' elements of
-    one parent: a quote, a captioned photo or a list that the training pages never showed
-    in that place, so no rule covers it. The site model fills such gaps on the rendered page
-    (:func:`spidercrawl.learn.model.fill_gaps`); without this the fast path cut them out
-    (washingtonpost.com's blog posts: recall 0.29-0.47 where the rendered page gave 0.97).
-    A gap holding a block that is mostly links (a box of related stories) is no part of
-    the article (:func:`_holds_links`)."""
-    by_parent: Counter[lxml.html.HtmlElement] = Counter()
-    for element in matched:
-        parent = element.getparent()
-        if parent is not None:
-            by_parent[parent] += 1
-    added: set[lxml.html.HtmlElement] = set()
-    for parent, count in by_parent.items():
-        if count < 2:
-            continue
-        gap: list[lxml.html.HtmlElement] = []
-        started = False
-        for child in parent:
-            if not isinstance(child.tag, str):
-                continue
-            if child not in matched:
-                gap.append(child)
-                continue
-            if started and gap and len(gap) <= MAX_GAP and not any(map(_holds_links, gap)):
-                for element in gap:
-                    added.update(e for e in element.iter() if isinstance(e.tag, str))
-            gap, started = [], True
-    return added
-
-
-def _holds_links(element: lxml.html.HtmlElement) -> bool:
-    """Whether the element, or a block inside it, is mostly links (a box of related
-    stories, a photo's "Email to a friend | Printer friendly" tools): as a block of the
-    rendered page that is mostly links keeps a gap out of the site model's article."""
-    return any(
-        _mostly_links(block)
-        for block in element.iter()
-        if block is element or (isinstance(block.tag, str) and block.tag in BLOCK_TAGS)
-    )
-
-
-def _mostly_links(element: lxml.html.HtmlElement) -> bool:
-    """Whether over half of the element's text is inside links."""
-    chars = visible_chars(element.text_content())
-    links = sum(visible_chars(a.text_content()) for a in element.iter("a"))
-    return chars > 0 and links > chars / 2
-
-
-def _common_ancestor(
-    elements: Sequence[lxml.html.HtmlElement],
-) -> lxml.html.HtmlElement | None:
-    """The deepest element holding all of ``elements`` (one of them, when it holds the
-    others), None without elements. Each walks up only until it meets the first one's
-    ancestry; the fast path passes a few (each rule's first and last match)."""
-    if not elements:
-        return None
-    chain = [elements[0], *elements[0].iterancestors()]  # from the first up to the root
-    height_of = {element: height for height, element in enumerate(chain)}
-    highest = 0
-    for element in elements[1:]:
-        for ancestor in itertools.chain((element,), element.iterancestors()):
-            if ancestor in height_of:
-                highest = max(highest, height_of[ancestor])
-                break
-    return chain[highest]
-
-
-def _kept_elements(
-    matched: set[lxml.html.HtmlElement],
-) -> tuple[set[lxml.html.HtmlElement], set[lxml.html.HtmlElement]]:
-    """Elements whose text the article takes, and the ancestors that only lead to them.
-
-    A matched element gives its own text and that of its inline descendants (links,
-    emphasis...); a block element inside it is another block, kept only if matched too.
-    """
-    keep: set[lxml.html.HtmlElement] = set()
-    for element in matched:
-        keep.add(element)
-        stack = list(element)
-        while stack:
-            child = stack.pop()
-            if not isinstance(child.tag, str) or child.tag in BLOCK_TAGS:
-                continue
-            keep.add(child)
-            stack.extend(child)
-    pass_through: set[lxml.html.HtmlElement] = set()
-    for element in matched:
-        for ancestor in element.iterancestors():
-            if ancestor in keep or ancestor in pass_through:
-                if ancestor in pass_through:
-                    break
-                continue
-            pass_through.add(ancestor)
-    keep |= pass_through
-    return keep, pass_through - matched
-
-
 class LayoutRules:
     """The extraction rules of a site of several layouts (:mod:`.layouts`): each layout's
     own rules and check, tried in turn on a page, largest layout first; the first whose
@@ -884,11 +465,13 @@ class LayoutRules:
     def __init__(self, layouts: Sequence[ExtractionRules]) -> None:
         self.layouts = [rules for rules in layouts if rules.usable]
         self.all_layouts = list(layouts)
-        self.rules_ = [rule for rules in self.layouts for rule in rules.rules_]
-        self.precision_ = min((r.precision_ for r in self.layouts), default=0.0)
         self.recall_ = min((r.recall_ for r in self.all_layouts), default=0.0)
         minimums = [r.check_["min_chars"] for r in self.layouts if r.check_.get("min_chars")]
         self.check_ = {"min_chars": min(minimums, default=0), "layouts": len(self.layouts)}
+
+    @property
+    def summaries(self) -> list[ParserPart]:
+        return [part for part in getattr(self, "parts_", []) if part.kind == "summary"]
 
     @property
     def usable(self) -> bool:
@@ -918,14 +501,13 @@ class LayoutRules:
         self,
         html: str | bytes | lxml.html.HtmlElement | RuleExtraction,
         content_type: str | None = None,
-        reading: Callable[[], str] | None = None,
     ) -> RuleExtraction:
         root = _document(html, content_type)
         if isinstance(root, RuleExtraction):  # nothing to parse
             return root
         first: RuleExtraction | None = None
         for number, rules in enumerate(self.layouts):
-            result = rules.extract(root, reading=reading)
+            result = rules.extract(root)
             result.layout = number
             if rules.check(result).ok:
                 return result
@@ -946,9 +528,7 @@ class LayoutRules:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "rules": [stat for rules in self.layouts for stat in rules.rule_stats_],
             "layouts": [rules.summary() for rules in self.all_layouts],
-            "precision": round(self.precision_, 4),
             "recall": round(self.recall_, 4),
             "usable": self.usable,
             "check": self.check_,

@@ -102,7 +102,6 @@ class LearnerConfig:
                 "random_state": settings.getint("LEARN_SEED"),
                 "layouts": settings.getbool("LEARN_LAYOUTS"),
                 "labels": settings.get("LEARN_LABELS"),
-                "roles": settings.getbool("LEARN_ROLES"),
             },
         )
 
@@ -322,17 +321,16 @@ class SiteLearner:
             if layouts else "",
             folder,
         )  # fmt: skip
+        for line in model.read_by_arbiter():
+            logger.info("%s: %s", site, line)
         self._learned(site, model)
         self.host.model_changed(site, model)
 
     def _with_readings(self, pages: list[Page]) -> list[Page]:
-        """The pages a model learns from, with each page's never-seen reading where the
-        labels come from it (``LEARN_LABELS`` other than relevance) or its template roles
-        are decided with it (``LEARN_ROLES``): a site's first model,
-        a model learned again after drift and a new layout alike."""
-        params = self.config.model_params
-        if params["labels"] == "relevance" and not params.get("roles"):
-            return pages
+        """The pages a model learns from, each with its never-seen readings: the votes its
+        parser is induced from (:mod:`.parser`), and its labels where ``LEARN_LABELS`` takes
+        them from the reading; a site's first model, a model learned again after drift and
+        a new layout alike."""
         return self.host.with_consensus_articles(pages)
 
     def _keep_for_next_try(self, site: str, state: SiteState, pages: list[Page]) -> None:

@@ -681,12 +681,10 @@ class NewsSpider(scrapy.Spider):
                 f"{stats.get_value(f'spidercrawl/site/{target.name}/{key}', 0)} {label}"
                 for key, label in SUMMARY_VERDICTS
             )
-            read = stats.get_value(f"spidercrawl/site/{target.name}/fast_path_reconciled", 0)
-            read_too = f" ({read} of them read to settle disputed roles)" if read else ""
             logger.info(
-                "%s: %d pages rendered, %d by the fast path%s, %d failed, %d from raw HTML (the "
+                "%s: %d pages rendered, %d by the fast path, %d failed, %d from raw HTML (the "
                 "browser failed or showed no text), %d scheduled; articles: %s (%s)",
-                target.name, target.rendered, target.fast_path, read_too, target.failed,
+                target.name, target.rendered, target.fast_path, target.failed,
                 target.raw_fallback, target.scheduled, verdicts, reason,
             )  # fmt: skip
             blocked = sum(target.blocked.values())

@@ -1,0 +1,938 @@
+"""A layout's article parser as a person writes one: its container, and what to leave out.
+
+Induced from the layout's training pages without labels. Each page's text units (the own
+text of its block elements) carry a vote: the share of the page's independent readings
+(the site model's mask, the cross-site blocks, trafilatura, readability) that keep the
+unit's words. Units the readings split on are not counted; a unit whose text stands on
+another training page too (a template's line) counts as left out, whoever keeps it.
+
+- **Container**: among the selectors the pages offer (a stable id or class, ``article`` or
+  ``main``, or the tag path on class-less markup), the one whose text agrees best with the
+  vote over the pages (word F1 of the counted units), less a cost per kind of selector; an
+  ordered list where some pages lack the first (template drift within a layout).
+- **Exclusions inside it**: kinds that are never the story, recognised by markup alone
+  (:func:`never_the_story`: figures and captions, embedded posts, link lists, contact
+  lines), and roles of the site (tag and stable classes) the vote leaves out, each kept
+  only where it raises the agreement by more than a selector's cost.
+
+The parser is data (:class:`ParserPart` records of :class:`~.selectors.Step` selectors)
+and :func:`cut` applies it to any parsed page, raw or rendered.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass, field
+
+import lxml.html
+from lxml import etree
+
+from spidercrawl.document.structure import (
+    BLOCK_TAGS,
+    Paragraph,
+    element_paragraphs,
+    paragraphs_text,
+)
+from spidercrawl.learn.selectors import Step
+from spidercrawl.text import folded, tokenize
+
+logger = logging.getLogger(__name__)
+
+# A unit is kept by the vote where at least this share of the readings hold it, left out
+# where at most ``1 - VOTE_KEEP`` do; between, the readings split and it is not counted.
+VOTE_KEEP = 0.66
+# The objective's cost of a selector, in mean page F1: a selector must earn its place.
+CONTAINER_COST = {"id": 0.0, "class": 0.0, "tag": 0.004, "path": 0.02, "position": 0.03}
+# Elements that can hold an article (a paragraph, a list or a heading is part of one).
+CONTAINER_TAGS = frozenset(
+    {"div", "article", "section", "main", "td", "table", "center", "font", "span", "form"}
+)
+EXCLUSION_COST = 0.005  # summed page F1 a selector must gain
+MAX_TEMPLATE_LINES = 200  # the site's template lines a parser keeps to leave out
+MAX_TEMPLATE_LINE = 300  # characters
+MAX_CONTAINERS = 4  # an ordered list: the first that matches a page is its container
+MAX_ROLE_LEVELS = 8  # an exclusion is offered for the roles this far above a unit
+MIN_CONTAINER_SHARE = 0.25  # a later container must serve this share of the pages left
+# Markup kinds that are never the story (their text is no reader's article either).
+NEVER_STORY_TAGS = frozenset(
+    {"figure", "figcaption", "aside", "nav", "form", "button", "select", "textarea",
+     "iframe", "svg", "video", "audio", "template", "dialog", "label"}
+)  # fmt: skip
+EMBED_HOSTS = re.compile(
+    r"(twitter\.com|x\.com|instagram\.com|facebook\.com|tiktok\.com|youtube\.com)/", re.I
+)
+EMBED_CLASSES = re.compile(r"twitter-tweet|instagram-media|tiktok-embed|fb-post|bluesky")
+CONTACT_LINE = re.compile(
+    r"[\w.+-]+@[\w-]+\.[\w.]+|(?<!\w)@\w{2,}|\bfollow (?:\w+ ){0,4}on (?:twitter|x|facebook)",
+    re.I,
+)
+LINK_LIST_TAGS = frozenset({"ul", "ol", "div", "section", "table", "dl"})
+LINK_LIST_SHARE = 0.6  # of an element's text in links: a list of links, not prose
+MIN_LINK_LIST_LINKS = 3
+MAX_CONTACT_WORDS = 16  # a contact line is short: an address in a sentence is the story
+_DIGITS = re.compile(r"\d")
+_XML_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+_HASHED = re.compile(r"^(?:css|sc|jsx|emotion|styled)-|^[a-zA-Z]{1,3}[A-Z][a-zA-Z]{3,}$")
+
+
+@dataclass(frozen=True)
+class ParserPart:
+    """One selector of a layout's parser and the evidence that chose it: the pages it is
+    on, the share of its counted words the vote keeps, the share of its text repeated
+    across pages, and why (``kind``: container or exclusion)."""
+
+    kind: str
+    steps: tuple[Step, ...]
+    anchored: bool = False
+    positions: tuple[int, ...] = ()  # of an anchored path: each step's place among its kind
+    pages: int = 0
+    kept_share: float = 0.0
+    repeated_share: float = 0.0
+    why: str = ""
+
+    @property
+    def css(self) -> str:
+        places = self.positions or (0,) * len(self.steps)
+        steps = " > ".join(
+            step.css() + (f":nth-of-type({place})" if place else "")
+            for step, place in zip(self.steps, places, strict=True)
+        )
+        return f"body > {steps}" if self.anchored else steps
+
+    @property
+    def xpath(self) -> str:
+        """From ``<body>`` down (``anchored``) or anywhere below it; a ``tbody`` step is
+        optional (browsers insert it into tables, raw HTML often lacks it)."""
+        parts = ["//body" if self.anchored else "//body/"]
+        places = self.positions or (0,) * len(self.steps)
+        last = len(self.steps) - 1
+        for number, (step, place) in enumerate(zip(self.steps, places, strict=True)):
+            if step.name == "tbody" and not step.id and number < last:
+                parts.append("/")
+            else:
+                parts.append("/" + step.xpath() + (f"[{place}]" if place else ""))
+        return "".join(parts).replace("///", "//")
+
+
+PART_KINDS = ("container", "exclusion", "summary", "markup", "kept")
+MAX_PARTS = 64
+MAX_STEPS = 40
+
+
+def check_template_lines(lines: object) -> None:
+    """Raise ValueError unless ``lines`` is a parser's template lines as a model file may
+    hold them: a frozenset of a few short strings."""
+    if not isinstance(lines, frozenset) or len(lines) > MAX_TEMPLATE_LINES:
+        raise ValueError("the template lines are not a set of a few lines")
+    if not all(isinstance(line, str) and len(line) <= MAX_TEMPLATE_LINE for line in lines):
+        raise ValueError("a template line that is not a short text")
+
+
+def check_parts(parts: object) -> None:
+    """Raise ValueError unless ``parts`` is a parser as a model file may hold one: a list
+    of :class:`ParserPart` of known kinds, each of a few :class:`Step` of plain names."""
+    if not isinstance(parts, list) or len(parts) > MAX_PARTS:
+        raise ValueError("the parser is not a list of a few parts")
+    for part in parts:
+        if not isinstance(part, ParserPart) or part.kind not in PART_KINDS:
+            raise ValueError("a part of no known kind")
+        steps = part.steps
+        if not isinstance(steps, tuple) or not 0 < len(steps) <= MAX_STEPS:
+            raise ValueError(f"a {part.kind} of no steps or too many")
+        for step in steps:
+            if not (
+                isinstance(step, Step)
+                and isinstance(step.name, str)
+                and _XML_NAME.fullmatch(step.name)
+                and isinstance(step.id, str)
+                and isinstance(step.classes, frozenset)
+                and all(isinstance(c, str) for c in step.classes)
+            ):
+                raise ValueError(f"a {part.kind} step that is not a plain selector")
+        if not isinstance(part.anchored, bool):
+            raise ValueError(f"a {part.kind} anchored neither way")
+        places = part.positions
+        if (
+            not isinstance(places, tuple)
+            or (places and len(places) != len(steps))
+            or not all(
+                isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= 10_000 for p in places
+            )
+        ):
+            raise ValueError(f"a {part.kind} with malformed places")
+        for value, top in ((part.pages, 1e9), (part.kept_share, 1), (part.repeated_share, 1)):
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not 0 <= value <= top
+            ):
+                raise ValueError(f"a {part.kind} with malformed evidence")
+        if not isinstance(part.why, str):
+            raise ValueError(f"a {part.kind} with malformed evidence")
+
+
+@dataclass
+class Unit:
+    """A block element's own text on a training page, and the vote on it (+1 kept, -1 left
+    out, 0 split) weighted by its words."""
+
+    element: lxml.html.HtmlElement
+    words: int
+    vote: int
+    repeated: bool = False
+    text: str = ""
+
+
+@dataclass
+class PageEvidence:
+    """One training page as the parser's induction reads it: its units and votes, and per
+    element the words kept and left out by the vote in its subtree and its elements
+    (kinds that are never the story aside), so that a candidate container is scored by a
+    few sums."""
+
+    body: lxml.html.HtmlElement
+    units: list[Unit]
+    dropped: set[lxml.html.HtmlElement]  # inside a kind that is never the story
+    kept_words: int  # counted words the vote keeps on the page, dropped kinds aside
+    sums: dict[lxml.html.HtmlElement, tuple[int, int, int]] = field(default_factory=dict)
+    dropped_tops: dict[lxml.html.HtmlElement, str] = field(default_factory=dict)  # and why
+
+    def counted(
+        self, inside: set[lxml.html.HtmlElement], excluded: set[lxml.html.HtmlElement]
+    ) -> tuple[int, int]:
+        """Words kept and words left out by the vote among the units in ``inside`` and not
+        in ``excluded`` nor in a dropped kind."""
+        kept = left = 0
+        for unit in self.units:
+            element = unit.element
+            if element in inside and element not in excluded and element not in self.dropped:
+                if unit.vote > 0:
+                    kept += unit.words
+                elif unit.vote < 0:
+                    left += unit.words
+        return kept, left
+
+    def f1(self, inside: set, excluded: set) -> float:
+        return self._f1(*self.counted(inside, excluded))
+
+    def f1_of_tops(self, tops: Sequence[lxml.html.HtmlElement]) -> tuple[float, int]:
+        """The F1 of the subtrees of ``tops`` (none inside another) and their elements."""
+        kept = left = size = 0
+        for top in tops:
+            k, l_, c = self.sums.get(top, (0, 0, 0))
+            kept, left, size = kept + k, left + l_, size + c
+        return self._f1(kept, left), size
+
+    def _f1(self, kept: int, left: int) -> float:
+        missed = self.kept_words - kept
+        return 2 * kept / (2 * kept + left + missed) if kept else 0.0
+
+
+# -- reading a page ---------------------------------------------------------------------
+@dataclass
+class LinkCounts:
+    """Per element of a subtree, counted once from the leaves up (linear in the subtree:
+    a page of elements nested thousands deep costs what a flat one does): its words, the
+    words inside links, its links, and whether one of them points to a social network."""
+
+    words: dict[lxml.html.HtmlElement, int]
+    link_words: dict[lxml.html.HtmlElement, int]
+    links: dict[lxml.html.HtmlElement, int]
+    social: set[lxml.html.HtmlElement]
+
+    @classmethod
+    def of(cls, root: lxml.html.HtmlElement) -> LinkCounts:
+        words: Counter = Counter()
+        link_words: Counter = Counter()
+        links: Counter = Counter()
+        social: set[lxml.html.HtmlElement] = set()
+        elements = [e for e in root.iter() if isinstance(e.tag, str)]
+        for element in reversed(elements):
+            own = len((element.text or "").split())
+            own += sum(len((child.tail or "").split()) for child in element)
+            words[element] += own
+            if element.tag == "a":
+                link_words[element] = words[element]
+                links[element] += 1
+                if EMBED_HOSTS.search(element.get("href") or ""):
+                    social.add(element)
+            parent = element.getparent()
+            if parent is not None and element is not root:
+                words[parent] += words[element]
+                link_words[parent] += link_words[element]
+                links[parent] += links[element]
+                if element in social:
+                    social.add(parent)
+        return cls(words, link_words, links, social)
+
+
+def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
+    """Why ``element`` is never the story, by its markup alone ("" where it may be);
+    ``counts`` of a subtree holding it."""
+    tag = element.tag if isinstance(element.tag, str) else ""
+    if tag in NEVER_STORY_TAGS:
+        return tag
+    if tag in ("blockquote", "div") and (
+        EMBED_CLASSES.search(element.get("class") or "")
+        or (tag == "blockquote" and element in counts.social)
+    ):
+        return "an embedded post"
+    words = counts.words.get(element, 0)
+    if (
+        tag in LINK_LIST_TAGS
+        and counts.links.get(element, 0) >= MIN_LINK_LIST_LINKS
+        and words
+        and counts.link_words.get(element, 0) >= LINK_LIST_SHARE * words
+    ):
+        return "a list of links"
+    if (
+        tag in ("p", "div", "li")
+        and words <= MAX_CONTACT_WORDS
+        and not any(isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element)
+        and CONTACT_LINE.search(" ".join(element.itertext()))
+    ):
+        return "a contact line"
+    return ""
+
+
+def dropped_kinds(
+    root: lxml.html.HtmlElement, kept: Sequence[ParserPart] = ()
+) -> dict[lxml.html.HtmlElement, str]:
+    """The outermost elements below ``root`` of a kind that is never the story, in
+    document order, each with why (``root`` itself is not judged: a container is what it
+    is); but for the kinds the site's vote keeps (``kept``: parts of kind ``kept``, each
+    naming the role and the kind)."""
+    counts = LinkCounts.of(root)
+    tops: dict[lxml.html.HtmlElement, str] = {}
+    covered: set[lxml.html.HtmlElement] = set()
+    for element in root.iterdescendants():
+        if element in covered or not isinstance(element.tag, str):
+            continue
+        why = never_the_story(element, counts)
+        if why and not any(_fits(part, element, why) for part in kept):
+            tops[element] = why
+            covered.update(element.iter())
+    return tops
+
+
+def _fits(part: ParserPart, element: lxml.html.HtmlElement, why: str) -> bool:
+    """Whether a ``kept`` part names ``element`` (its tag and classes) and its kind."""
+    step = part.steps[-1]
+    classes = set((element.get("class") or "").split())
+    return step.name == element.tag and step.classes <= classes and part.why.endswith(why)
+
+
+def text_units(body: lxml.html.HtmlElement) -> Iterator[tuple[lxml.html.HtmlElement, str]]:
+    """Each block element's own text (its text, its inline children's and their tails),
+    in document order: what a reader keeps or leaves out as one piece."""
+    owners = {e for e in body.iter() if isinstance(e.tag, str) and e.tag in BLOCK_TAGS}
+    for element in list(owners):  # an inline element holding blocks owns its own text
+        for ancestor in element.iterancestors():
+            if ancestor in owners or ancestor is body:
+                break
+            owners.add(ancestor)
+    owners.add(body)
+    for element in body.iter():
+        if element not in owners:
+            continue
+        parts = [element.text or ""]
+        for child in element:
+            if isinstance(child.tag, str) and child not in owners:
+                parts.append(" ".join(child.itertext()))
+            parts.append(child.tail or "")
+        text = " ".join(" ".join(parts).split())
+        if text:
+            yield element, text
+
+
+def _phrase(text: str) -> str:
+    """``text``'s words between spaces: one text holds another's words in a row where its
+    phrase holds the other's ("" for a text of no words)."""
+    words = tokenize(text)
+    return " " + " ".join(words) + " " if words else ""
+
+
+def page_evidence(
+    body: lxml.html.HtmlElement, readings: Sequence[str], repeated: set[str]
+) -> PageEvidence:
+    """The units of a training page with the vote of ``readings`` (texts of the page's
+    article as independent readers give it) and the site's ``repeated`` unit phrases."""
+    phrases = [phrase for phrase in map(_phrase, readings) if phrase]
+    dropped_tops = dropped_kinds(body)
+    dropped = subtree(dropped_tops)
+    units = []
+    for element, text in text_units(body):
+        phrase = _phrase(text)
+        if not phrase:
+            continue
+        words = phrase.count(" ") - 1
+        is_repeated = phrase in repeated
+        if is_repeated or not phrases:
+            vote = -1 if is_repeated else 0
+        else:
+            share = sum(phrase in reading for reading in phrases) / len(phrases)
+            vote = 1 if share >= VOTE_KEEP else -1 if share <= 1 - VOTE_KEEP else 0
+        units.append(Unit(element, words, vote, is_repeated, text))
+    kept = sum(u.words for u in units if u.vote > 0 and u.element not in dropped)
+    sums = _subtree_sums(body, units, dropped)
+    return PageEvidence(body, units, dropped, kept, sums, dropped_tops)
+
+
+def _subtree_sums(
+    body: lxml.html.HtmlElement, units: Sequence[Unit], dropped: set
+) -> dict[lxml.html.HtmlElement, tuple[int, int, int]]:
+    """Per element: the words kept and left out by the vote in its subtree, and its
+    elements, dropped kinds aside (children summed into parents, last element first)."""
+    kept: Counter = Counter()
+    left: Counter = Counter()
+    for unit in units:
+        if unit.element in dropped:
+            continue
+        if unit.vote > 0:
+            kept[unit.element] += unit.words
+        elif unit.vote < 0:
+            left[unit.element] += unit.words
+    size: Counter = Counter()
+    elements = [e for e in body.iter() if isinstance(e.tag, str)]
+    for element in reversed(elements):
+        if element not in dropped:
+            size[element] += 1
+        parent = element.getparent()
+        if parent is not None and element is not body:
+            kept[parent] += kept[element]
+            left[parent] += left[element]
+            size[parent] += size[element]
+    return {e: (kept[e], left[e], size[e]) for e in elements}
+
+
+def repeated_phrases(bodies: Sequence[lxml.html.HtmlElement]) -> set[str]:
+    """The unit phrases that stand on two or more of the pages: the site's template."""
+    seen: Counter[str] = Counter()
+    for body in bodies:
+        seen.update({_phrase(text) for _, text in text_units(body)})
+    return {phrase for phrase, pages in seen.items() if pages >= 2 and phrase}
+
+
+# -- selectors --------------------------------------------------------------------------
+def stable(name: str) -> bool:
+    """A class or id a template keeps from page to page: no digits, not a hashed name."""
+    return bool(name) and len(name) <= 48 and not _DIGITS.search(name) and not _HASHED.search(name)
+
+
+def container_keys(element: lxml.html.HtmlElement) -> Iterator[tuple[str, ParserPart]]:
+    """The selectors that could name ``element`` as a container: its stable id, each stable
+    class, its tag where it says ``article`` or ``main``, else its tag path (with and
+    without each step's place among its kind: class-less markup tells a story's cell from
+    the menu's by place alone). Only elements that can hold an article are offered."""
+    tag = element.tag
+    if tag not in CONTAINER_TAGS and tag not in ("article", "main"):
+        return
+    element_id = element.get("id") or ""
+    if stable(element_id):
+        yield "id", ParserPart("container", (Step(tag, element_id),))
+    classes = [c for c in (element.get("class") or "").split() if stable(c)]
+    for name in classes:
+        yield "class", ParserPart("container", (Step(tag, "", frozenset({name})),))
+    if tag in ("article", "main"):
+        yield "tag", ParserPart("container", (Step(tag),))
+    if classes or stable(element_id):
+        return
+    above = itertools.islice(element.iterancestors(), MAX_STEPS)  # deeper: no path
+    chain = [element, *(e for e in above if e.tag not in ("body", "html"))]
+    if len(chain) >= MAX_STEPS:
+        return
+    if not all(isinstance(e.tag, str) and _XML_NAME.match(e.tag) for e in chain):
+        return
+    chain.reverse()
+    steps = tuple(Step(e.tag) for e in chain)
+    yield "path", ParserPart("container", steps, anchored=True)
+    places = tuple(_place(e) for e in chain)
+    if any(place > 1 for place in places):
+        yield "position", ParserPart("container", steps, anchored=True, positions=places)
+
+
+def _place(element: lxml.html.HtmlElement) -> int:
+    """``element``'s place among its parent's children of its tag (1 for the first; a
+    ``tbody``, which browsers add, is never counted)."""
+    if element.tag == "tbody":
+        return 0
+    parent = element.getparent()
+    if parent is None:
+        return 1
+    return 1 + sum(
+        1 for sibling in element.itersiblings(preceding=True) if sibling.tag == element.tag
+    )
+
+
+def role_parts(element: lxml.html.HtmlElement) -> list[ParserPart]:
+    """Exclusion selectors of ``element``'s role: its tag with all its stable classes, and
+    with each one alone (a box's variants share one class: ``story-feature narrow`` and
+    ``story-feature wide``; a comment's, ``commentbody by-roger``); under its parent's
+    the same way where it has none of its own (none where neither has a stable class)."""
+    if not _XML_NAME.match(element.tag):
+        return []
+    classes = sorted(c for c in (element.get("class") or "").split() if stable(c))
+    if classes:
+        sets = [frozenset(classes)] + (
+            [frozenset({c}) for c in classes] if len(classes) > 1 else []
+        )
+        return [ParserPart("exclusion", (Step(element.tag, "", chosen),)) for chosen in sets]
+    parent = element.getparent()
+    if parent is None or not isinstance(parent.tag, str) or not _XML_NAME.match(parent.tag):
+        return []
+    above = sorted(c for c in (parent.get("class") or "").split() if stable(c))
+    if not above:
+        return []
+    sets = [frozenset(above)] + ([frozenset({c}) for c in above] if len(above) > 1 else [])
+    return [
+        ParserPart("exclusion", (Step(parent.tag, "", chosen), Step(element.tag)))
+        for chosen in sets
+    ]
+
+
+def matches(part: ParserPart, root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The outermost elements ``part`` selects in ``root``, in document order."""
+    try:
+        found = [e for e in _compiled(part.xpath)(root) if isinstance(e, lxml.html.HtmlElement)]
+    except etree.XPathError as error:  # a selector no XPath can say: it selects nothing
+        logger.info("the selector %s cannot be applied: %s", part.css, error)
+        return []
+    return outermost(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(xpath: str) -> etree.XPath:
+    """A selector's XPath, compiled once per process."""
+    return etree.XPath(xpath)
+
+
+def outermost(elements: Iterable[lxml.html.HtmlElement]) -> list[lxml.html.HtmlElement]:
+    """Of ``elements`` in document order, those inside none of the others (linear in the
+    elements they hold: nesting thousands deep costs no more)."""
+    tops: list[lxml.html.HtmlElement] = []
+    covered: set[lxml.html.HtmlElement] = set()
+    for element in elements:
+        if element not in covered:
+            tops.append(element)
+            covered.update(element.iter())
+    return tops
+
+
+def subtree(elements: Iterable[lxml.html.HtmlElement]) -> set[lxml.html.HtmlElement]:
+    return {e for top in elements for e in top.iter() if isinstance(e.tag, str)}
+
+
+# -- induction --------------------------------------------------------------------------
+@dataclass
+class Induced:
+    """A layout's parser: containers in order, exclusions inside them, and the share of
+    the words the vote keeps on the training pages that it takes."""
+
+    containers: list[ParserPart]
+    exclusions: list[ParserPart]
+    summaries: list[ParserPart] = field(default_factory=list)
+    recall: float = 0.0
+    markup: list[ParserPart] = field(default_factory=list)  # shown, not applied: :func:`cut`
+    # The site's template lines met inside the containers: never a paragraph of the article.
+    template_lines: list[str] = field(default_factory=list)
+
+
+def induce(pages: Sequence[PageEvidence]) -> Induced:
+    """The parser whose articles agree best with the pages' votes, less a cost per
+    selector (module doc)."""
+    candidates: dict[ParserPart, tuple[str, dict[int, list]]] = {}
+    for number, page in enumerate(pages):
+        found: dict[ParserPart, list] = defaultdict(list)
+        for element in page.body.iter():
+            if not isinstance(element.tag, str) or element is page.body:
+                continue
+            if element in page.dropped:
+                continue
+            for kind, part in container_keys(element):
+                found[part].append(element)
+                candidates.setdefault(part, (kind, {}))
+        for part, elements in found.items():
+            candidates[part][1][number] = outermost(elements)
+    keys: list[ParserPart] = []
+    open_pages = set(range(len(pages)))
+    while open_pages and len(keys) < MAX_CONTAINERS:
+        best, best_score, best_pages = None, (0.0, 0), set()
+        for part, (kind, tops_of) in candidates.items():
+            served = open_pages & tops_of.keys()
+            if not served or len(served) < MIN_CONTAINER_SHARE * len(open_pages):
+                continue
+            total = size = 0.0
+            for number in served:
+                f1, elements = pages[number].f1_of_tops(tops_of[number])
+                total, size = total + f1, size + elements
+            # Of two that agree as well, the one holding fewer elements: the story's own.
+            score = (round(total / len(open_pages) - CONTAINER_COST[kind], 6), -size)
+            if score[0] > 0 and score > best_score:
+                best, best_score, best_pages = part, score, served
+        if best is None:
+            break
+        keys.append(best)
+        open_pages -= best_pages
+    insides = {key: {n: subtree(tops) for n, tops in candidates[key][1].items()} for key in keys}
+    containers = [_with_evidence(key, pages, insides[key]) for key in keys]
+    exclusions = _exclusions(pages, keys, insides)
+    summaries = _summaries(pages, keys, insides)
+    markup = _markup_parts(pages, keys, insides)
+    kept = [part for part in markup if part.kind == "kept"]
+    taken = wanted = 0
+    lines: dict[str, None] = {}
+    for page in pages:
+        found = cut(page.body, containers, exclusions, summaries, kept)
+        inside = (found.keep - found.pass_through) if found else set()
+        taken += page.counted(inside, set())[0]
+        wanted += page.kept_words
+        lines.update(
+            (folded(u.text), None)
+            for u in page.units
+            if u.repeated and u.element in inside and len(u.text) <= MAX_TEMPLATE_LINE
+        )
+    recall = taken / wanted if wanted else 0.0
+    template = list(lines)[:MAX_TEMPLATE_LINES]
+    return Induced(containers, exclusions, summaries, recall, markup, template)
+
+
+def _holders(
+    page: PageEvidence, keys: Sequence[ParserPart], insides_of: Mapping, number: int
+) -> set[lxml.html.HtmlElement]:
+    """The elements of page ``number`` that hold its container (its tops' ancestors)."""
+    for key in keys:
+        inside = insides_of[key].get(number)
+        if inside:
+            tops = [e for e in inside if e.getparent() not in inside]
+            return {ancestor for top in tops for ancestor in top.iterancestors()}
+    return set()
+
+
+def container_of(
+    keys: Sequence[ParserPart], insides: Mapping[ParserPart, Mapping[int, set]], number: int
+) -> set[lxml.html.HtmlElement]:
+    """The elements of page ``number``'s container: the first of ``keys`` on it."""
+    for key in keys:
+        inside = insides[key].get(number)
+        if inside:
+            return inside
+    return set()
+
+
+def _exclusions(
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping
+) -> list[ParserPart]:
+    """Roles inside the containers whose leaving out raises the pages' agreement with the
+    vote by more than a selector's cost, best first, each judged after those before it."""
+    insides = [container_of(keys, insides_of, n) for n in range(len(pages))]
+    offered: dict[ParserPart, None] = {}  # the roles of what the vote leaves out, in order
+    for page, inside in zip(pages, insides, strict=True):
+        for unit in page.units:
+            if unit.element in inside and unit.vote < 0 and unit.element not in page.dropped:
+                above = itertools.islice(unit.element.iterancestors(), MAX_ROLE_LEVELS)
+                for element in [unit.element, *above]:
+                    if element not in inside:
+                        break
+                    offered.update(dict.fromkeys(role_parts(element)))
+    # Each judged by all it selects, as it will select on every page.
+    roles: dict[ParserPart, dict[int, set]] = defaultdict(dict)
+    for part in offered:
+        for number, (page, inside) in enumerate(zip(pages, insides, strict=True)):
+            members = subtree(e for e in matches(part, page.body) if e in inside)
+            if members:
+                roles[part][number] = members
+    excluded: list[set] = [set() for _ in pages]
+    current = [p.f1(inside, set()) for p, inside in zip(pages, insides, strict=True)]
+    chosen_parts: list[ParserPart] = []
+    while True:
+        best, best_gain = None, (EXCLUSION_COST, 0)
+        for part, on_pages in roles.items():
+            gain = sum(
+                pages[n].f1(insides[n], excluded[n] | members) - current[n]
+                for n, members in on_pages.items()
+            )
+            # Of two that gain as much, the one of fewer classes: it holds on variants.
+            score = (round(gain, 6), -len(part.steps[-1].classes))
+            if score > best_gain:
+                best, best_gain = part, score
+        if best is None:
+            break
+        for number, members in roles.pop(best).items():
+            excluded[number] |= members
+            current[number] = pages[number].f1(insides[number], excluded[number])
+        evidence = roles_evidence(best, pages, insides)
+        chosen_parts.append(_with_evidence(best, pages, {}, excluded_of=evidence))
+    return chosen_parts
+
+
+SUMMARY_PAGES = 2 / 3  # a summary outside the container: kept by the vote on most pages
+
+
+def _summaries(
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping
+) -> list[ParserPart]:
+    """Roles outside the containers (an element with stable classes of its own, holding
+    no container) that the vote keeps on ``SUMMARY_PAGES`` of the pages that have them,
+    and whose taking raises the pages' agreement by more than a selector's cost: a
+    summary or dek above the story."""
+    insides = [container_of(keys, insides_of, n) for n in range(len(pages))]
+    holders = [_holders(page, keys, insides_of, n) for n, page in enumerate(pages)]
+    seen: dict[ParserPart, dict[int, list]] = defaultdict(dict)
+    for number, (page, inside) in enumerate(zip(pages, insides, strict=True)):
+        if not inside:
+            continue
+        for unit in page.units:
+            element = unit.element
+            if element in inside or element in page.dropped or unit.repeated:
+                continue
+            classes = frozenset(c for c in (element.get("class") or "").split() if stable(c))
+            if not classes or not _XML_NAME.match(element.tag):
+                continue
+            if element in holders[number]:  # it holds the container
+                continue
+            part = ParserPart("summary", (Step(element.tag, "", classes),))
+            seen[part].setdefault(number, []).append(unit)
+    chosen = []
+    for part, on_pages in seen.items():
+        kept = sum(1 for units in on_pages.values() if all(u.vote > 0 for u in units))
+        if kept < SUMMARY_PAGES * len(on_pages) or len(on_pages) < SUMMARY_PAGES * len(pages):
+            continue
+        gain = 0.0
+        for number, units in on_pages.items():
+            members = subtree(u.element for u in units)
+            gain += pages[number].f1(insides[number] | members, set())
+            gain -= pages[number].f1(insides[number], set())
+        if gain > EXCLUSION_COST:
+            words = sum(u.words for units in on_pages.values() for u in units)
+            chosen.append(
+                ParserPart(
+                    "summary",
+                    part.steps,
+                    pages=len(on_pages),
+                    kept_share=round(kept / len(on_pages), 3),
+                    why=f"kept by the vote outside the container ({words} words)",
+                )
+            )
+    return chosen
+
+
+MAX_MARKUP_PARTS = 12
+# A kind never the story by its markup is kept all the same in a role whose words the
+# vote keeps at this share, on two pages or more (a site's contact lines that its readers
+# all keep, a list of links that is the story).
+KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view lists
+
+
+def _markup_parts(
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping
+) -> list[ParserPart]:
+    """The roles inside the containers that were left out by their markup alone (kind
+    ``markup``: not applied as selectors, as :func:`cut` recognises the kinds on every
+    page), with their evidence, for a person reading the parser."""
+    seen: dict[ParserPart, list] = {}  # part -> [why, pages, words, counted, kept]
+    for number, page in enumerate(pages):
+        inside = container_of(keys, insides_of, number)
+        units_of: dict[lxml.html.HtmlElement, list[Unit]] = defaultdict(list)
+        for unit in page.units:
+            units_of[unit.element].append(unit)
+        on_page: set[ParserPart] = set()
+        for top, why in page.dropped_tops.items():
+            if top not in inside:
+                continue
+            classes = frozenset(c for c in (top.get("class") or "").split() if stable(c))
+            part = ParserPart("markup", (Step(top.tag, "", classes),))
+            entry = seen.setdefault(part, [why, 0, 0, 0, 0])
+            if part not in on_page:
+                entry[1] += 1
+                on_page.add(part)
+            for element in top.iter():
+                for unit in units_of.get(element, ()):
+                    entry[2] += unit.words
+                    entry[3] += unit.words if unit.vote else 0
+                    entry[4] += unit.words if unit.vote > 0 else 0
+    ranked = sorted(seen.items(), key=lambda item: -item[1][2])[:MAX_MARKUP_PARTS]
+    return [
+        ParserPart(
+            "kept" if on >= 2 and counted and kept >= KEPT_SHARE * counted else "markup",
+            part.steps,
+            pages=on,
+            kept_share=round(kept / counted, 3) if counted else 0.0,
+            why=f"by its markup: {why}",
+        )
+        for part, (why, on, words, counted, kept) in ranked
+        if words
+    ]
+
+
+def roles_evidence(
+    part: ParserPart, pages: Sequence[PageEvidence], insides: Sequence[set]
+) -> tuple[int, float, float]:
+    """Pages, share of counted words kept by the vote, share repeated, of ``part``'s
+    elements inside the containers."""
+    on = kept = counted = repeated = words = 0
+    for page, inside in zip(pages, insides, strict=True):
+        members = subtree(e for e in matches(part, page.body) if e in inside)
+        if not members:
+            continue
+        on += 1
+        for unit in page.units:
+            if unit.element in members:
+                words += unit.words
+                repeated += unit.words if unit.repeated else 0
+                if unit.vote:
+                    counted += unit.words
+                    kept += unit.words if unit.vote > 0 else 0
+    return on, kept / counted if counted else 0.0, repeated / words if words else 0.0
+
+
+def _with_evidence(
+    part: ParserPart,
+    pages: Sequence[PageEvidence],
+    inside_of: Mapping[int, set],
+    excluded_of: tuple[int, float, float] | None = None,
+) -> ParserPart:
+    if excluded_of is not None:
+        on, kept_share, repeated_share = excluded_of
+        why = "the vote leaves it out" if repeated_share < 0.5 else "its text repeats"
+    else:
+        kept = counted = repeated = words = 0
+        for number, inside in inside_of.items():
+            for unit in pages[number].units:
+                if unit.element in inside and unit.element not in pages[number].dropped:
+                    words += unit.words
+                    repeated += unit.words if unit.repeated else 0
+                    if unit.vote:
+                        counted += unit.words
+                        kept += unit.words if unit.vote > 0 else 0
+        on, kept_share = len(inside_of), kept / counted if counted else 0.0
+        repeated_share = repeated / words if words else 0.0
+        why = "holds the text the vote keeps"
+    return ParserPart(
+        part.kind, part.steps, part.anchored, part.positions, on,
+        round(kept_share, 3), round(repeated_share, 3), why,
+    )  # fmt: skip
+
+
+# -- applying ---------------------------------------------------------------------------
+@dataclass
+class Cut:
+    """What a parser keeps of a page: the elements whose text it takes, and those that
+    only lead to them (ancestors of the container), for
+    :func:`~spidercrawl.document.structure.element_paragraphs`."""
+
+    keep: set[lxml.html.HtmlElement]
+    pass_through: set[lxml.html.HtmlElement]
+    containers: list[lxml.html.HtmlElement]
+
+
+def cut(
+    body: lxml.html.HtmlElement,
+    containers: Sequence[ParserPart],
+    exclusions: Sequence[ParserPart],
+    summaries: Sequence[ParserPart] = (),
+    kept: Sequence[ParserPart] = (),
+) -> Cut | None:
+    """The first container that is on the page, with the summaries outside it, less the
+    exclusions and the kinds that are never the story (None: no container is on the
+    page)."""
+    found: list[lxml.html.HtmlElement] = []
+    for part in containers:
+        found = matches(part, body)
+        if found:
+            break
+    if not found:
+        return None
+    inside = subtree(found)
+    dropped: set[lxml.html.HtmlElement] = set()
+    for part in exclusions:
+        dropped |= subtree(e for e in matches(part, body) if e in inside)
+    for top in found:
+        dropped |= subtree(dropped_kinds(top, kept))
+    tops = list(found)
+    holders = {a for top in found for a in top.iterancestors()}
+    for part in summaries:
+        for element in matches(part, body):
+            if element not in inside and element not in holders:
+                tops.append(element)
+                inside |= subtree([element])
+    keep = inside - dropped
+    pass_through: set[lxml.html.HtmlElement] = {body}
+    for top in tops:
+        for ancestor in top.iterancestors():
+            if ancestor in pass_through:
+                break
+            pass_through.add(ancestor)
+    return Cut(keep | pass_through, pass_through, found)
+
+
+def cut_text(body: lxml.html.HtmlElement, induced: Induced) -> str:
+    """The text ``induced`` cuts from ``body`` ("" where its container is not there)."""
+    kept = [part for part in induced.markup if part.kind == "kept"]
+    found = cut(body, induced.containers, induced.exclusions, induced.summaries, kept)
+    if found is None:
+        return ""
+    paragraphs = element_paragraphs(body, found.keep, found.pass_through)
+    return paragraphs_text(without_lines(paragraphs, frozenset(induced.template_lines)))
+
+
+def without_lines(paragraphs: Iterable[Paragraph], lines: Set[str]) -> list[Paragraph]:
+    """``paragraphs`` less those whose text is one of the site's template ``lines``."""
+    return [p for p in paragraphs if not lines or folded(p.text) not in lines]
+
+
+# A line of the text in dispute is story-like from this many words, where it stands on
+# its own page only; a line standing on another training page is the site's template.
+STORY_WORDS = 8
+MAX_VERDICT_PAGES = 12  # pages left out one at a time to judge the parser
+# The arbiter reads a layout where the story text only it has outweighs the parser's by
+# more than this share of the words it reads on the judged pages.
+VERDICT_MARGIN = 0.02
+
+
+def story_verdict(
+    pages: Sequence[PageEvidence], arbiter: Sequence[str], bodies: Sequence[lxml.html.HtmlElement]
+) -> str:
+    """Whether the layout is read by the arbiter rather than cut by its parser ("": by
+    its parser), judged by the text the two dispute on the training pages, each page cut
+    by the parser induced without it: a story-like line (``STORY_WORDS`` or more, on its
+    own page only) counts for the one that has it, a line standing on another training
+    page counts against it. Agreement with the vote cannot judge this: the reading is one
+    of the vote's readers."""
+    page_phrases = [_phrase(" ".join(body.itertext())) for body in bodies]
+    # The headline is the item's own field, not the article's text to judge.
+    headlines = [
+        " ".join(_phrase(" ".join(h.itertext())) for h in body.iter("h1")) for body in bodies
+    ]
+    scores = {"parser": 0, "arbiter": 0}
+    judged = [n for n, text in enumerate(arbiter) if text][:MAX_VERDICT_PAGES]
+    for number in judged:
+        others = [p for n, p in enumerate(pages) if n != number]
+        parsed = cut_text(bodies[number], induce(others)) if others else ""
+        texts = {"parser": parsed, "arbiter": arbiter[number]}
+        phrases = {side: _phrase(text) for side, text in texts.items()}
+        elsewhere = [p for n, p in enumerate(page_phrases) if n != number]
+        for side, text in texts.items():
+            rival = phrases["arbiter" if side == "parser" else "parser"]
+            for line in text.splitlines():
+                phrase = _phrase(line)
+                if not phrase or phrase in rival or phrase in headlines[number]:
+                    continue
+                words = phrase.count(" ") - 1
+                logger.debug("page %d: only the %s has %r", number, side, line[:120])
+                if any(phrase in other for other in elsewhere):
+                    scores[side] -= words
+                elif words >= STORY_WORDS:
+                    scores[side] += words
+    read = sum(len(tokenize(arbiter[n])) for n in judged)
+    if scores["arbiter"] - scores["parser"] > VERDICT_MARGIN * read:
+        return (
+            f"on {len(judged)} training pages, the text only the "
+            f"page's reading has outweighs the text only the parser has "
+            f"({scores['arbiter']} story words against {scores['parser']})"
+        )
+    return ""

@@ -1,0 +1,273 @@
+"""A layout's parser induced from the vote of its pages' readings: the container's whole
+story (a second wrapper, lists, text a closed ``<p>`` leaves), the kinds and roles that
+are never the story left out, class-less markup, a layout left to the arbiter, the parser
+printed as a person writes it, and a malformed parser refused when loaded."""
+
+from __future__ import annotations
+
+import copy
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spidercrawl.learn import model_file
+from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
+from spidercrawl.learn.model import MODEL_FILE, LearningError, SiteModel, _stored_classes
+from spidercrawl.learn.parser import ParserPart
+from spidercrawl.learn.rules import ExtractionRules, raw_document
+from spidercrawl.learn.selectors import Step
+from tests.test_fallbacks import FOOTER, NAV, PageBuilder, sentence
+
+APP_BOXES = [
+    f"Get our app: the Harbour Times on your phone, with alerts for {topic} as it happens."
+    for topic in ("the harbour", "the council", "the schools", "the weather", "the ferries")
+]
+
+
+def story_html(number: int) -> tuple[str, list[str], list[str]]:
+    """A news story as its raw HTML is served: the second half of the story one wrapper
+    deeper, a sub-heading and a list, a pull quote opened inside a paragraph (the parser
+    closes the ``<p>`` there, and the rest of the paragraph stands in the container), and
+    the things that are never the story: a photo's caption, an embedded tweet, a box of
+    related links, an app promotion and the author's contact line. Returns the HTML, the
+    story's lines and the lines that are not the story."""
+    rng = random.Random(number)
+    first, second, third, fourth = (f"story{number} {sentence(rng, 25)}" for _ in range(4))
+    rest = f"and after the quote story{number} {sentence(rng, 20)}"
+    items = [f"item{number} {sentence(rng, 12)}" for _ in range(2)]
+    subhead = f"What the council{number} decided"
+    noise = [
+        f"The pier{number} at dawn, seen from boat{number} (photo by crew{number})",
+        f"The tide{number} is late again tonight, wrote a reader{number}",
+        f"Ferry fares{number} rise",
+        f"Pull quote{number}: we waited years",
+        APP_BOXES[number % 5],
+        f"Write to reporter{number} at reporter{number}@harbour.example or on Twitter "
+        f"@reporter{number}",
+    ]
+    related = "".join(
+        f"<li><a href='/r/{i}'>{noise[2] if i == 0 else f'Other story{number}-{i}'}</a></li>"
+        for i in range(3)
+    )
+    html = (
+        "<html><head><title>Story</title></head><body>"
+        "<div class='masthead'><a href='/'>Home</a> <a href='/news'>News</a></div>"
+        f"<article class='story'><h1>Harbour story {number}</h1><div class='story-body'>"
+        f"<p>{first}</p>"
+        f"<figure class='photo'><img src='/p.jpg'><figcaption>{noise[0]}</figcaption></figure>"
+        f"<p>{second}<aside class='pull'>{noise[3]}</aside>{rest}</p>"
+        f"<blockquote class='twitter-tweet'><p>{noise[1]}</p>"
+        f"<a href='https://twitter.com/reader/status/1'>May 1</a></blockquote>"
+        f"<h2>{subhead}</h2><ul><li>{items[0]}</li><li>{items[1]}</li></ul>"
+        f"<div class='related'><ul>{related}</ul></div>"
+        f"<p class='promo'>{noise[4]}</p>"
+        f"<div class='read-all'><div class='more'><p>{third}</p><p>{fourth}</p></div></div>"
+        f"<p>{noise[5]}</p>"
+        "</div></article>"
+        f"<div class='sidebar'><p>Most read story{number + 1} {sentence(rng, 15)}</p></div>"
+        "<footer><p>© The Harbour Times</p></footer></body></html>"
+    )
+    story = [first, second, rest, subhead, *items, third, fourth]
+    return html, story, noise
+
+
+def story_item(number: int) -> tuple[dict, list[int], list[str], list[str]]:
+    """The page item of :func:`story_html` with its blocks' texts and the readers' votes
+    (three readers keep the story alone); and the blocks a noisy site model keeps: every
+    line of the first wrapper, captions, tweet, boxes and contact line included, the
+    second wrapper, the list and the rest of the split paragraph missed."""
+    html, story, noise = story_html(number)
+    first, second, rest, subhead, item_a, item_b, third, fourth = story
+    blocks = [first, noise[0], second, noise[3], noise[1], subhead, noise[4], noise[5]]
+    blocks += [rest, item_a, item_b, third, fourth]
+    mask = list(range(8))
+    item = {
+        "url": f"https://harbour.example/story/{number}",
+        "rendered_html": html,
+        "raw_html": html,
+        "texts": [{"text": [text]} for text in blocks],
+        "descriptions": [],
+        CONSENSUS_FIELD: ConsensusArticle(
+            "\n\n".join(story), 0.9, ["\n\n".join(story)] * 3
+        ).as_field(),
+    }
+    return item, mask, story, noise
+
+
+@pytest.fixture(scope="module")
+def story_rules() -> ExtractionRules:
+    items = [story_item(n) for n in range(8)]
+    content = [(page, index) for page, (_, mask, _, _) in enumerate(items) for index in mask]
+    return ExtractionRules().fit([item for item, *_ in items], content)
+
+
+def test_the_whole_story_of_the_container_is_in_the_fast_paths_article(story_rules) -> None:
+    assert [part.css for part in story_rules.containers] == ["div.story-body"]
+    assert story_rules.usable and not story_rules.serving_
+    for number in (30, 31):
+        html, story, noise = story_html(number)
+        result = story_rules.extract(raw_document(html))
+        assert story_rules.check(result).ok
+        for line in story:
+            assert line in result.text
+        for line in noise:
+            assert line not in result.text, line
+        assert "Most read" not in result.text and "Home" not in result.text
+        # In document order: the quote's paragraph, its rest, the list, the second wrapper.
+        order = [result.text.index(line) for line in story]
+        assert order == sorted(order)
+
+
+def test_the_parser_lists_what_it_leaves_out_with_its_evidence(story_rules) -> None:
+    exclusions = {part.css: part for part in story_rules.exclusions}
+    assert "p.promo" in exclusions
+    promo = exclusions["p.promo"]
+    assert promo.pages == 8 and promo.kept_share == 0.0 and promo.repeated_share > 0.5
+    markup = {part.css: part.why for part in story_rules.parts_ if part.kind == "markup"}
+    assert markup["figure.photo"] == "by its markup: figure"
+    assert markup["blockquote.twitter-tweet"] == "by its markup: an embedded post"
+    assert markup["div.related"] == "by its markup: a list of links"
+    assert markup["aside.pull"] == "by its markup: aside"
+    assert markup["p"] == "by its markup: a contact line"
+
+
+def classless_item(number: int) -> tuple[dict, list[str]]:
+    rng = random.Random(number)
+    story = [f"story{number} {sentence(rng, 25)}" for _ in range(4)]
+    html = (
+        "<html><body><div><a href='/'>Home</a> <a href='/a'>Archive</a></div>"
+        "<div><div>" + "".join(f"<p>{line}</p>" for line in story) + "</div>"
+        f"<div><p>Comment{number}: {sentence(rng, 20)}</p></div></div>"
+        "<div><p>Copyright the Harbour</p></div></body></html>"
+    )
+    item = {
+        "rendered_html": html,
+        "texts": [{"text": [line]} for line in story],
+        CONSENSUS_FIELD: ConsensusArticle(
+            "\n\n".join(story), 0.9, ["\n\n".join(story)] * 3
+        ).as_field(),
+    }
+    return item, story
+
+
+def test_a_classless_layout_still_has_its_container_and_no_classless_paragraph_path() -> None:
+    items = [classless_item(n) for n in range(6)]
+    content = [(page, index) for page in range(6) for index in range(4)]
+    rules = ExtractionRules().fit([item for item, _ in items], content)
+    assert [(part.css, part.anchored) for part in rules.containers] == [
+        ("body > div:nth-of-type(2) > div:nth-of-type(1)", True)
+    ]
+    assert not [part for part in rules.parts_ if part.kind != "container" and part.anchored]
+    assert not [p for p in rules.parts_ if p.kind == "exclusion" and not p.steps[-1].classes]
+    new, story = classless_item(40)
+    result = rules.extract(new["rendered_html"])
+    assert all(line in result.text for line in story)
+    assert "Comment40" not in result.text and "Archive" not in result.text
+
+
+def test_a_layout_whose_parser_loses_to_the_reading_left_out_is_read_by_the_arbiter(
+    boxed_model: SiteModel,
+) -> None:
+    """Each page's story sits in an element named its own way: no parser induced from the
+    other pages finds the left-out page's story, which the page's reading has."""
+    names = ["alpha", "beta", "gamma", "delta"]
+    items = []
+    for number, name in enumerate(names):
+        rng = random.Random(number)
+        story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
+        html = (
+            "<html><body><div class='nav'><a href='/'>Home</a></div>"
+            f"<div class='story-{name}'>" + "".join(f"<p>{s}</p>" for s in story) + "</div>"
+            "<div class='footer'><p>Copyright the Harbour</p></div></body></html>"
+        )
+        article = ConsensusArticle("\n\n".join(story), 0.9, ["\n\n".join(story)] * 3)
+        items.append(
+            {
+                "rendered_html": html,
+                "texts": [{"text": [s]} for s in story],
+                CONSENSUS_FIELD: article.as_field(),
+            }
+        )
+    content = [(page, index) for page in range(4) for index in range(3)]
+    rules = ExtractionRules().fit(items, content)
+    assert rules.containers and not rules.usable
+    assert rules.read_by_arbiter.startswith("on 4 training pages, the text only the page's")
+    assert rules.summary()["served"] == f"by the arbiter: {rules.read_by_arbiter}"
+    # The line the learner logs and the archive's learning reports for the site.
+    model = copy.deepcopy(boxed_model)
+    model.rules_ = rules
+    assert model.read_by_arbiter() == [
+        f"its pages read by the arbiter, not its parser: {rules.read_by_arbiter}"
+    ]
+    assert boxed_model.read_by_arbiter() == []
+
+
+@pytest.fixture(scope="module")
+def boxed_model() -> SiteModel:
+    """A site model (classifier and parser) of ten stories with an app box the readers
+    leave out and a photo caption."""
+    pages = []
+    body = [("div", "", ("page",)), ("article", "", ("story",)), ("div", "", ("story-body",))]
+    for number in range(10):
+        rng = random.Random(number)
+        page = PageBuilder()
+        for name in ("News", "Sport", "Weather"):
+            page.add(NAV, "a", name, {}, link=True)
+        story = [f"harbour{number} council{number} {sentence(rng, 30)}"]
+        story += [sentence(rng, 30) for _ in range(3)]
+        for index, text in enumerate(story):
+            page.add(body, "p", text, {"font-size": "18px"})
+            if index == 1:
+                page.add([*body, ("div", "", ("app-promo",))], "p", APP_BOXES[number % 5], {})
+        page.add(FOOTER, "p", "© The Harbour Times", {"font-size": "11px"})
+        item = page.page(number, f"Harbour{number} story", f"harbour{number} council{number}")
+        text = "\n\n".join(story)
+        item[CONSENSUS_FIELD] = ConsensusArticle(text, 0.9, [text] * 3).as_field()
+        pages.append(item)
+    return SiteModel().fit(pages)
+
+
+def test_show_prints_the_parser_with_its_evidence(boxed_model, tmp_path: Path) -> None:
+    boxed_model.save(tmp_path / "harbour.example")
+    shown = subprocess.run(
+        [sys.executable, "-m", "spidercrawl.learn", "show", str(tmp_path / "harbour.example")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert any(line.split()[:2] == ["container", "div.story-body"] for line in lines), lines
+    excluded = [line for line in lines if "div.app-promo" in line]
+    assert excluded and "10 pages, vote keeps 0%" in excluded[0], lines
+    assert any(line.strip().startswith("served") and "by its parser" in line for line in lines)
+
+
+def test_show_on_a_folder_without_a_model_is_one_error_line(tmp_path: Path) -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "spidercrawl.learn", "show", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 2
+    assert shown.stdout == "" and len(shown.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda parts: parts.__setitem__(0, "body"),
+        lambda parts: parts.__setitem__(0, ParserPart("run-this", parts[0].steps)),
+        lambda parts: parts.__setitem__(0, ParserPart("container", ())),
+        lambda parts: parts.__setitem__(0, ParserPart("container", (Step("p] | //*[x"),))),
+        lambda parts: parts.__setitem__(0, ParserPart("container", parts[0].steps, pages=-1)),
+        lambda parts: parts.extend([parts[0]] * 100),
+    ],
+)
+def test_a_malformed_parser_is_refused_when_loaded(boxed_model, tmp_path: Path, damage) -> None:
+    folder = boxed_model.save(tmp_path / "site")
+    stored = model_file.load(folder / MODEL_FILE, _stored_classes())
+    damage(stored.rules_.parts_)
+    model_file.dump(folder / MODEL_FILE, stored, _stored_classes())
+    with pytest.raises(LearningError, match="malformed parser"):
+        SiteModel.load(folder)
