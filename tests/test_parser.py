@@ -168,33 +168,69 @@ def test_a_classless_layout_still_has_its_container_and_no_classless_paragraph_p
     assert "Comment40" not in result.text and "Archive" not in result.text
 
 
-def test_a_layout_whose_parser_loses_to_the_reading_left_out_is_read_by_the_arbiter(
+def verdict_item(number: int, case: str) -> dict:
+    """A training page for the verdict: a story of three paragraphs in ``div.story``, read
+    by three readers as the story alone; the page's reading (the arbiter's) as ``case``
+    makes it (module doc of the test below)."""
+    rng = random.Random(number)
+    story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
+    more = f"more{number} {sentence(rng, 25)}"
+    tweet = f"tweet{number} {sentence(rng, 12)}"
+    wrapper = "story-special" if case == "one-page" and number == 4 else "story"
+    inner = "".join(f"<p>{line}</p>" for line in story)
+    if case == "embedded":
+        inner += (
+            f"<blockquote class='twitter-tweet'><p>{tweet}</p>"
+            "<a href='https://twitter.com/a/status/1'>May 1</a></blockquote>"
+        )
+    outside = f"<div class='more-{number}'><p>{more}</p></div>" if case == "misses" else ""
+    story_html = f"<div class='{wrapper}'>{inner}</div>"
+    if case == "flattened":
+        story_html = f"<table><tr><td>{story_html}</td><td>Photo desk{number}</td></tr></table>"
+    html = (
+        "<html><body><div class='nav'><a href='/'>Home</a></div>"
+        f"{story_html}{outside}"
+        "<div class='footer'><p>Copyright the Harbour</p></div></body></html>"
+    )
+    text = "\n\n".join(story)
+    readings = [text] * 3
+    arbiter = text
+    if case == "flattened":  # one line of the whole table row, a cell the readers drop
+        arbiter = " ".join([*story, f"Photo desk{number}"])
+    elif case == "embedded":  # half the readers keep the embedded post; the parser not
+        readings = [f"{text}\n\n{tweet}"] * 2 + [text]
+        arbiter = readings[0]
+    elif case == "misses":  # story outside the container, kept by every reader
+        readings = [f"{text}\n\n{more}"] * 3
+        arbiter = readings[0]
+    return {
+        "rendered_html": html,
+        "texts": [{"text": [line]} for line in story],
+        CONSENSUS_FIELD: ConsensusArticle(arbiter, 0.9, readings).as_field(),
+    }
+
+
+@pytest.mark.parametrize("case", ["flattened", "embedded", "one-page"])
+def test_a_layout_whose_parser_reads_the_story_is_served_by_it(case: str) -> None:
+    """The text in dispute is judged word by word and by the readers' support: a reading
+    that flattens a table row into one line disputes only the words the parser lacks
+    (which no reader keeps); an embedded post the parser leaves out by its markup is not
+    held against it; a page whose own wrapper no other page has is no evidence."""
+    items = [verdict_item(number, case) for number in range(5)]
+    content = [(page, index) for page in range(5) for index in range(3)]
+    rules = ExtractionRules().fit(items, content)
+    assert rules.usable and not rules.serving_, rules.read_by_arbiter
+    assert [part.css for part in rules.containers] == ["div.story"]
+
+
+def test_a_layout_whose_parser_misses_story_the_readers_keep_is_read_by_the_arbiter(
     boxed_model: SiteModel,
 ) -> None:
-    """Each page's story sits in an element named its own way: no parser induced from the
-    other pages finds the left-out page's story, which the page's reading has."""
-    names = ["alpha", "beta", "gamma", "delta"]
-    items = []
-    for number, name in enumerate(names):
-        rng = random.Random(number)
-        story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
-        html = (
-            "<html><body><div class='nav'><a href='/'>Home</a></div>"
-            f"<div class='story-{name}'>" + "".join(f"<p>{s}</p>" for s in story) + "</div>"
-            "<div class='footer'><p>Copyright the Harbour</p></div></body></html>"
-        )
-        article = ConsensusArticle("\n\n".join(story), 0.9, ["\n\n".join(story)] * 3)
-        items.append(
-            {
-                "rendered_html": html,
-                "texts": [{"text": [s]} for s in story],
-                CONSENSUS_FIELD: article.as_field(),
-            }
-        )
-    content = [(page, index) for page in range(4) for index in range(3)]
+    items = [verdict_item(number, "misses") for number in range(5)]
+    content = [(page, index) for page in range(5) for index in range(3)]
     rules = ExtractionRules().fit(items, content)
     assert rules.containers and not rules.usable
-    assert rules.read_by_arbiter.startswith("on 4 training pages, the text only the page's")
+    assert rules.read_by_arbiter.startswith("on 5 training pages, the text only the page's")
     assert rules.summary()["served"] == f"by the arbiter: {rules.read_by_arbiter}"
     # The line the learner logs and the archive's learning reports for the site.
     model = copy.deepcopy(boxed_model)
@@ -271,3 +307,59 @@ def test_a_malformed_parser_is_refused_when_loaded(boxed_model, tmp_path: Path, 
     model_file.dump(folder / MODEL_FILE, stored, _stored_classes())
     with pytest.raises(LearningError, match="malformed parser"):
         SiteModel.load(folder)
+
+
+def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
+    """A story in a class-less wrapper under ``div#main``, with story highlights before it
+    (a class-less list under ``div#highlights``, which one reader keeps) and, inside it, a
+    date line, a byline, a slideshow caption and a one-link line the readers split on."""
+    rng = random.Random(number)
+    story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
+    highlights = [f"highlight{number} {sentence(rng, 9)}" for _ in range(3)]
+    junk = [
+        f"Page last updated at 10:{number + 10} GMT, Monday, {number + 1} March 2012",
+        f"By Jane Smith{number} and John Doe",
+        f"The pier{number} at dawn, seen from the ferry",
+        f"RELATED: Ferry fares{number} rise again",
+    ]
+    html = (
+        "<html><body><div class='nav'><a href='/'>Home</a> <a href='/a'>Archive</a></div>"
+        f"<div id='main'><h1>Headline {number}</h1><div id='highlights'><ul>"
+        + "".join(f"<li>{line}</li>" for line in highlights)
+        + f"</ul></div><div><div><p>{junk[0]}</p><p>{junk[1]}</p><p>{story[0]}</p>"
+        f"<div class='slideshow-cap'>{junk[2]}</div><p>{story[1]}</p>"
+        f"<p>RELATED: <a href='/r/{number}'>Ferry fares{number} rise again</a></p>"
+        f"<p>{story[2]}</p></div></div></div>"
+        f"<div><p>Most read story{number + 1} {sentence(rng, 15)}</p></div></body></html>"
+    )
+    text, noisy = "\n\n".join(story), "\n\n".join([*junk, *story])
+    item = {
+        "rendered_html": html,
+        "texts": [{"text": [line]} for line in [*junk, *story]],
+        CONSENSUS_FIELD: ConsensusArticle(
+            text, 0.9, ["\n\n".join([*highlights, text]), noisy, text]
+        ).as_field(),
+    }
+    return item, story, highlights, junk
+
+
+def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_story_in() -> None:
+    items = [kinds_item(number) for number in range(6)]
+    content = [(page, index) for page in range(6) for index in range(7)]
+    rules = ExtractionRules().fit([item for item, *_ in items], content)
+    assert [part.css for part in rules.containers] == ["div#main > div > div"]
+    assert rules.usable, rules.read_by_arbiter
+    summaries = {part.css: part.why for part in rules.summaries}
+    assert "story highlights right before the story" in summaries["div#highlights > ul"]
+    item, story, highlights, junk = kinds_item(40)
+    result = rules.extract(raw_document(item["rendered_html"]))
+    assert rules.check(result).ok
+    lines = result.text.split("\n\n")
+    assert [line for line in lines if line.startswith("highlight40")] == highlights
+    order = [result.text.index(line) for line in [*highlights, *story]]
+    assert order == sorted(order)
+    for line in junk:
+        assert line not in result.text, line
+    assert "Headline" not in result.text and "Most read" not in result.text
+    markup = {part.css: part.why for part in rules.parts_ if part.kind == "markup"}
+    assert markup["div.slideshow-cap"] == "by its markup: a caption"

@@ -101,8 +101,8 @@ def test_the_check_sends_misfits_to_the_browser(rules: ExtractionRules) -> None:
             "<div class='article'></div>",
             "<div class='article'>"
             + "".join(
-                f"<p class='para'><a href='/{i}'>Link number {i} to another story of the "
-                f"harbour and the town</a></p>"
+                f"<p class='para'><a href='/{i}'>Link number {i}</a> to <a href='/o{i}'>"
+                f"another story of the harbour and the town</a></p>"
                 for i in range(3)
             )
             + "</div>",

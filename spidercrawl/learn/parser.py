@@ -21,6 +21,7 @@ and :func:`cut` applies it to any parsed page, raw or rendered.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import itertools
 import logging
@@ -47,7 +48,11 @@ logger = logging.getLogger(__name__)
 # where at most ``1 - VOTE_KEEP`` do; between, the readings split and it is not counted.
 VOTE_KEEP = 0.66
 # The objective's cost of a selector, in mean page F1: a selector must earn its place.
-CONTAINER_COST = {"id": 0.0, "class": 0.0, "tag": 0.004, "path": 0.02, "position": 0.03}
+CONTAINER_COST = {
+    "id": 0.0, "class": 0.0, "tag": 0.004, "id-path": 0.01, "id-position": 0.02,
+    "path": 0.02, "position": 0.03,
+}  # fmt: skip
+MAX_ID_PATH_STEPS = 4  # a class-less container is named from an id at most this far up
 # Elements that can hold an article (a paragraph, a list or a heading is part of one).
 CONTAINER_TAGS = frozenset(
     {"div", "article", "section", "main", "td", "table", "center", "font", "span", "form"}
@@ -58,6 +63,7 @@ MAX_TEMPLATE_LINE = 300  # characters
 MAX_CONTAINERS = 4  # an ordered list: the first that matches a page is its container
 MAX_ROLE_LEVELS = 8  # an exclusion is offered for the roles this far above a unit
 MIN_CONTAINER_SHARE = 0.25  # a later container must serve this share of the pages left
+MIN_LATER_CONTAINER_PAGES = 2  # ... and this many pages
 # Markup kinds that are never the story (their text is no reader's article either).
 NEVER_STORY_TAGS = frozenset(
     {"figure", "figcaption", "aside", "nav", "form", "button", "select", "textarea",
@@ -75,6 +81,35 @@ LINK_LIST_TAGS = frozenset({"ul", "ol", "div", "section", "table", "dl"})
 LINK_LIST_SHARE = 0.6  # of an element's text in links: a list of links, not prose
 MIN_LINK_LIST_LINKS = 3
 MAX_CONTACT_WORDS = 16  # a contact line is short: an address in a sentence is the story
+# A photo's or slideshow's caption or credit, by a class token of its own (``caption``,
+# ``wp-caption-text``, ``photoCredit``, ``cap``): never a site's one name, a kind's.
+CAPTION_CLASS = re.compile(r"caption|(?:^|[\s_-])(?:cap|credits?|photo-?credit)(?:$|[\s_-])", re.I)
+MAX_CAPTION_WORDS = 80
+# A line that dates the page ("Page last updated at 10:31 GMT", "Posted on May 3, 2012"),
+# or names its author ("By Jane Smith and John Doe"): short, and led by what it is.
+DATE_LEAD = re.compile(
+    r"^\W*(?:page\s+)?(?:last\s+)?(?:updated|published|posted|modified|created|"
+    r"first published|date)\b",
+    re.I,
+)
+DATE_WORD = re.compile(
+    r"^(?:\d{1,4}(?:st|nd|rd|th)?|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|"
+    r"june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|wed|thu|fri|sat|sun|am|pm|a|p|m|"
+    r"gmt|utc|bst|cet|cest|est|edt|pst|pdt|cst|cdt|et|pt|at|on|of|the|updated|published|"
+    r"posted|last|page|modified|created|first|date)$",
+    re.I,
+)
+CALENDAR_WORD = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)",
+    re.I,
+)
+TIME_OF_DAY = re.compile(r"\b\d{1,2}:\d{2}\b")
+MAX_DATE_WORDS = 16
+BYLINE = re.compile(r"^\W*(?:by|von|par|por|di|door|av|af)\s+\S", re.I)
+MAX_BYLINE_WORDS = 12
+ONE_LINK_TAGS = frozenset({"p", "div", "h3", "h4", "h5", "h6", "strong"})
+MAX_ONE_LINK_WORDS = 30
 _DIGITS = re.compile(r"\d")
 _XML_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 _HASHED = re.compile(r"^(?:css|sc|jsx|emotion|styled)-|^[a-zA-Z]{1,3}[A-Z][a-zA-Z]{3,}$")
@@ -290,14 +325,51 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
         and counts.link_words.get(element, 0) >= LINK_LIST_SHARE * words
     ):
         return "a list of links"
+    has_blocks = any(isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element)
     if (
         tag in ("p", "div", "li")
         and words <= MAX_CONTACT_WORDS
-        and not any(isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element)
+        and not has_blocks
         and CONTACT_LINE.search(" ".join(element.itertext()))
     ):
         return "a contact line"
+    if 0 < words <= MAX_CAPTION_WORDS and CAPTION_CLASS.search(element.get("class") or ""):
+        return "a caption"
+    if tag not in BLOCK_TAGS or has_blocks or not words:
+        return ""
+    text = " ".join(" ".join(element.itertext()).split())
+    return _line_kind(
+        tag, text, words, counts.links.get(element, 0), counts.link_words.get(element, 0)
+    )
+
+
+def _line_kind(tag: str, text: str, words: int, links: int, link_words: int) -> str:
+    """Why a block of no blocks is a line that is never the story, by its shape: a date
+    line, a byline, or a paragraph that is one link ("RELATED: ...", "Read more »")."""
+    if words <= MAX_DATE_WORDS:
+        tokens = tokenize(text)
+        dated = sum(1 for token in tokens if DATE_WORD.match(token))
+        has_date = any(token.isdigit() for token in tokens)
+        calendar = CALENDAR_WORD.search(text) or TIME_OF_DAY.search(text)
+        if has_date and (DATE_LEAD.match(text) or (calendar and dated >= len(tokens) - 1)):
+            return "a date line"
+    if words <= MAX_BYLINE_WORDS and BYLINE.match(text):
+        named = [w for w in text.split()[1:] if w[:1].isalpha() and w.lower() not in _JOINERS]
+        if named and all(w[:1].isupper() for w in named):
+            return "a byline"
+    if (
+        tag in ONE_LINK_TAGS
+        and links == 1
+        and words <= MAX_ONE_LINK_WORDS
+        and link_words >= LINK_LIST_SHARE * words
+    ):
+        return "a line of one link"
     return ""
+
+
+_JOINERS = frozenset(
+    {"and", "und", "et", "y", "e", "en", "och", "og", "of", "the", "de", "van", "von"}
+)
 
 
 def dropped_kinds(
@@ -448,6 +520,18 @@ def container_keys(element: lxml.html.HtmlElement) -> Iterator[tuple[str, Parser
         return
     if not all(isinstance(e.tag, str) and _XML_NAME.match(e.tag) for e in chain):
         return
+    # From the nearest ancestor with a stable id, where one is near: the path a person
+    # writes (``#content > div > div``), which a wrapper added above the id survives.
+    for depth, ancestor in enumerate(chain[1 : MAX_ID_PATH_STEPS + 1], start=1):
+        ancestor_id = ancestor.get("id") or ""
+        if stable(ancestor_id):
+            below = list(reversed(chain[:depth]))
+            steps = (Step(ancestor.tag, ancestor_id), *(Step(e.tag) for e in below))
+            yield "id-path", ParserPart("container", steps)
+            places = (0, *(_place(e) for e in below))
+            if any(place > 1 for place in places):
+                yield "id-position", ParserPart("container", steps, positions=places)
+            return
     chain.reverse()
     steps = tuple(Step(e.tag) for e in chain)
     yield "path", ParserPart("container", steps, anchored=True)
@@ -566,6 +650,8 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
             served = open_pages & tops_of.keys()
             if not served or len(served) < MIN_CONTAINER_SHARE * len(open_pages):
                 continue
+            if keys and len(served) < MIN_LATER_CONTAINER_PAGES:
+                continue  # one page's own wrapper: no template, and no leave-one-out test
             total = size = 0.0
             for number in served:
                 f1, elements = pages[number].f1_of_tops(tops_of[number])
@@ -582,6 +668,11 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
     containers = [_with_evidence(key, pages, insides[key]) for key in keys]
     exclusions = _exclusions(pages, keys, insides)
     summaries = _summaries(pages, keys, insides)
+    summaries += [
+        part
+        for part in _summaries_before_the_story(pages, keys, insides)
+        if part.steps not in {known.steps for known in summaries}
+    ]
     markup = _markup_parts(pages, keys, insides)
     kept = [part for part in markup if part.kind == "kept"]
     taken = wanted = 0
@@ -719,6 +810,128 @@ def _summaries(
                 )
             )
     return chosen
+
+
+# A summary right before the story, by its markup and place alone (the readers often
+# leave story highlights and decks out, and the gold keeps them): a short list of
+# sentences, or a sentence-long deck, among the few text elements before the container.
+BY_PLACE = "by its markup and place"
+PLACE_SUMMARY_PAGES = 0.5  # of the pages with a container, at least two
+MAX_BEFORE = 4  # text elements looked at before the container, nearest first
+MAX_LEVELS_UP = 3  # from the container's top, ancestors whose earlier siblings are looked at
+HIGHLIGHT_ITEMS = (2, 8)
+HIGHLIGHT_ITEM_WORDS = (4, 50)
+DECK_WORDS = (8, 60)
+DECK_TAGS = frozenset({"p", "h2", "h3"})
+
+
+def _summaries_before_the_story(
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping
+) -> list[ParserPart]:
+    """Story highlights or a deck standing right before the container on most pages, by
+    markup and place (:func:`summary_shape`), named by their own stable classes or their
+    parent's id or classes; none that repeats across pages (the template)."""
+    found: dict[ParserPart, int] = Counter()
+    with_container = 0
+    for number, page in enumerate(pages):
+        inside = container_of(keys, insides_of, number)
+        if not inside:
+            continue
+        with_container += 1
+        repeated = {u.element for u in page.units if u.repeated}
+        top = next(e for e in page.body.iter() if e in inside)
+        on_page = set()
+        for element in _before(top, page.body):
+            if element in page.dropped or any(e in repeated for e in element.iter()):
+                continue
+            if element.tag == "h1":
+                break  # the headline: what stands before it is not this story's
+            element = _unwrapped(element)
+            shape = summary_shape(element)
+            if not shape:
+                continue
+            part = _summary_part(element, shape)
+            if part is not None and len(matches(part, page.body)) <= 2:
+                on_page.add(part)
+        found.update(on_page)
+    wanted = max(2, PLACE_SUMMARY_PAGES * with_container)
+    return [
+        ParserPart("summary", part.steps, pages=on, why=part.why)
+        for part, on in found.items()
+        if on >= wanted
+    ]
+
+
+def _before(top: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -> Iterator:
+    """The text-bearing elements right before ``top``, nearest first: its earlier siblings
+    and its ancestors' (``MAX_LEVELS_UP``), at most ``MAX_BEFORE``."""
+    seen = 0
+    element = top
+    for _ in range(MAX_LEVELS_UP + 1):
+        for sibling in element.itersiblings(preceding=True):
+            if not isinstance(sibling.tag, str) or not " ".join(sibling.itertext()).split():
+                continue
+            yield sibling
+            seen += 1
+            if seen >= MAX_BEFORE:
+                return
+        element = element.getparent()
+        if element is None or element is body:
+            return
+
+
+def _unwrapped(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """``element``, or the element it only wraps (one child and no text of its own)."""
+    for _ in range(MAX_STEPS):
+        children = [c for c in element if isinstance(c.tag, str)]
+        if len(children) != 1 or (element.text or "").strip() or (children[0].tail or "").strip():
+            break
+        element = children[0]
+    return element
+
+
+def summary_shape(element: lxml.html.HtmlElement) -> str:
+    """ "story highlights" for a short list of sentence-long items with few links, "a deck"
+    for a sentence-long paragraph or sub-heading of no links; "" for neither."""
+    counts = LinkCounts.of(element)
+    words = counts.words.get(element, 0)
+    if not words or counts.link_words.get(element, 0) > 0.3 * words:
+        return ""
+    if element.tag in ("ul", "ol"):
+        items = [c for c in element if c.tag == "li"]
+        lengths = [counts.words.get(item, 0) for item in items]
+        low, high = HIGHLIGHT_ITEM_WORDS
+        if HIGHLIGHT_ITEMS[0] <= len(items) <= HIGHLIGHT_ITEMS[1] and all(
+            low <= n <= high for n in lengths
+        ):
+            return "story highlights"
+        return ""
+    if (
+        element.tag in DECK_TAGS
+        and DECK_WORDS[0] <= words <= DECK_WORDS[1]
+        and not any(isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element)
+    ):
+        return "a deck"
+    return ""
+
+
+def _summary_part(element: lxml.html.HtmlElement, shape: str) -> ParserPart | None:
+    """The selector of a summary: its tag and stable classes, else under its parent's
+    stable id or classes (None where neither names it)."""
+    why = f"{BY_PLACE}: {shape} right before the story"
+    classes = frozenset(c for c in (element.get("class") or "").split() if stable(c))
+    if classes:
+        return ParserPart("summary", (Step(element.tag, "", classes),), why=why)
+    parent = element.getparent()
+    if parent is None or not isinstance(parent.tag, str) or not _XML_NAME.match(parent.tag):
+        return None
+    parent_id = parent.get("id") or ""
+    above = frozenset(c for c in (parent.get("class") or "").split() if stable(c))
+    if stable(parent_id):
+        return ParserPart("summary", (Step(parent.tag, parent_id), Step(element.tag)), why=why)
+    if above:
+        return ParserPart("summary", (Step(parent.tag, "", above), Step(element.tag)), why=why)
+    return None
 
 
 MAX_MARKUP_PARTS = 12
@@ -885,54 +1098,124 @@ def without_lines(paragraphs: Iterable[Paragraph], lines: Set[str]) -> list[Para
     return [p for p in paragraphs if not lines or folded(p.text) not in lines]
 
 
-# A line of the text in dispute is story-like from this many words, where it stands on
-# its own page only; a line standing on another training page is the site's template.
-STORY_WORDS = 8
 MAX_VERDICT_PAGES = 12  # pages left out one at a time to judge the parser
 # The arbiter reads a layout where the story text only it has outweighs the parser's by
 # more than this share of the words it reads on the judged pages.
 VERDICT_MARGIN = 0.02
+# A run of words only one side has is story where at least this share of the page's
+# readers keep it, and not the story where fewer do; a run standing on another training
+# page is the site's template whoever keeps it.
+STORY_SUPPORT = 0.5
+MIN_RUN_WORDS = 3  # shorter runs are the readers' ways with punctuation and spacing
+MAX_ALIGNED_WORDS = 6000  # of each side, aligned word by word
+
+
+@dataclass
+class Dispute:
+    """The words of a page only the parser or only the page's reading has, judged: story
+    (kept by the page's readers) counts for the side that has it, text the readers leave
+    out or the template counts against it."""
+
+    parser: int = 0
+    arbiter: int = 0
+    judged_pages: int = 0
+    read_words: int = 0
+
+    def add(self, side: str, words: int) -> None:
+        setattr(self, side, getattr(self, side) + words)
 
 
 def story_verdict(
-    pages: Sequence[PageEvidence], arbiter: Sequence[str], bodies: Sequence[lxml.html.HtmlElement]
+    pages: Sequence[PageEvidence],
+    arbiter: Sequence[str],
+    bodies: Sequence[lxml.html.HtmlElement],
+    readings: Sequence[Sequence[str]] = (),
 ) -> str:
     """Whether the layout is read by the arbiter rather than cut by its parser ("": by
-    its parser), judged by the text the two dispute on the training pages, each page cut
-    by the parser induced without it: a story-like line (``STORY_WORDS`` or more, on its
-    own page only) counts for the one that has it, a line standing on another training
-    page counts against it. Agreement with the vote cannot judge this: the reading is one
-    of the vote's readers."""
+    its parser), judged by the words the two dispute on the training pages, each page cut
+    by the parser induced without it. The two texts are aligned word by word; a run only
+    one side has counts for it where the page's readers (``readings``) keep it, against it
+    where they do not or where it stands on another training page. A page whose container
+    the parser induced without it does not find is no evidence (such a page goes to the
+    arbiter at run time anyway), nor is text the parser leaves out by its kinds or takes
+    as a summary by its place on purpose.
+    Agreement with the vote alone cannot judge this: the reading is one of the vote's."""
     page_phrases = [_phrase(" ".join(body.itertext())) for body in bodies]
-    # The headline is the item's own field, not the article's text to judge.
-    headlines = [
-        " ".join(_phrase(" ".join(h.itertext())) for h in body.iter("h1")) for body in bodies
-    ]
-    scores = {"parser": 0, "arbiter": 0}
+    dispute = Dispute()
     judged = [n for n, text in enumerate(arbiter) if text][:MAX_VERDICT_PAGES]
     for number in judged:
         others = [p for n, p in enumerate(pages) if n != number]
-        parsed = cut_text(bodies[number], induce(others)) if others else ""
-        texts = {"parser": parsed, "arbiter": arbiter[number]}
-        phrases = {side: _phrase(text) for side, text in texts.items()}
+        if not others:
+            continue
+        induced = induce(others)
+        kept = [part for part in induced.markup if part.kind == "kept"]
+        found = cut(bodies[number], induced.containers, induced.exclusions, induced.summaries, kept)
+        if found is None:
+            continue
+        paragraphs = element_paragraphs(bodies[number], found.keep, found.pass_through)
+        parsed = paragraphs_text(without_lines(paragraphs, frozenset(induced.template_lines)))
+        on_purpose = {  # what the parser leaves out or takes by markup alone
+            "arbiter": " ".join(
+                _phrase(" ".join(top.itertext()))
+                for container in found.containers
+                for top in dropped_kinds(container, kept)
+            ),
+            "parser": " ".join(
+                _phrase(" ".join(element.itertext()))
+                for part in induced.summaries
+                if part.why.startswith(BY_PLACE)
+                for element in matches(part, bodies[number])
+            ),
+        }
+        headline = " ".join(_phrase(" ".join(h.itertext())) for h in bodies[number].iter("h1"))
+        supports = [p for p in map(_phrase, readings[number] if readings else ()) if p]
         elsewhere = [p for n, p in enumerate(page_phrases) if n != number]
-        for side, text in texts.items():
-            rival = phrases["arbiter" if side == "parser" else "parser"]
-            for line in text.splitlines():
-                phrase = _phrase(line)
-                if not phrase or phrase in rival or phrase in headlines[number]:
-                    continue
-                words = phrase.count(" ") - 1
-                logger.debug("page %d: only the %s has %r", number, side, line[:120])
-                if any(phrase in other for other in elsewhere):
-                    scores[side] -= words
-                elif words >= STORY_WORDS:
-                    scores[side] += words
-    read = sum(len(tokenize(arbiter[n])) for n in judged)
-    if scores["arbiter"] - scores["parser"] > VERDICT_MARGIN * read:
+        dispute.judged_pages += 1
+        dispute.read_words += len(tokenize(arbiter[number]))
+        for side, run in _only_one_side(parsed, arbiter[number]):
+            phrase = " " + " ".join(run) + " "
+            if phrase in headline or phrase in on_purpose[side]:
+                continue
+            if any(phrase in other for other in elsewhere):
+                dispute.add(side, -len(run))
+            elif supports:
+                share = sum(phrase in support for support in supports) / len(supports)
+                dispute.add(side, len(run) if share >= STORY_SUPPORT else -len(run))
+            logger.debug("page %d: only the %s has %r", number, side, phrase[:120])
+    margin = VERDICT_MARGIN * dispute.read_words
+    if dispute.judged_pages and dispute.arbiter - dispute.parser > margin:
         return (
-            f"on {len(judged)} training pages, the text only the "
+            f"on {dispute.judged_pages} training pages, the text only the "
             f"page's reading has outweighs the text only the parser has "
-            f"({scores['arbiter']} story words against {scores['parser']})"
+            f"({dispute.arbiter} story words against {dispute.parser})"
         )
     return ""
+
+
+def _only_one_side(parsed: str, read: str) -> Iterator[tuple[str, list[str]]]:
+    """The runs of words, aligned word by word, that only the parser's text (``parser``)
+    or only the reading (``arbiter``) has, each cut at its own side's line breaks (a
+    reader that flattens a table into one line disputes only the words the parser lacks)."""
+    sides = {"parser": _words_by_line(parsed), "arbiter": _words_by_line(read)}
+    words = {side: [w for w, _ in pairs] for side, pairs in sides.items()}
+    matcher = difflib.SequenceMatcher(None, words["parser"], words["arbiter"], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        for side, start, end in (("parser", i1, i2), ("arbiter", j1, j2)):
+            pairs = sides[side][start:end]
+            for _, group in itertools.groupby(pairs, key=lambda pair: pair[1]):
+                run = [word for word, _ in group]
+                if len(run) >= MIN_RUN_WORDS:
+                    yield side, run
+
+
+def _words_by_line(text: str) -> list[tuple[str, int]]:
+    """``text``'s words with the number of the line each stands on (at most
+    ``MAX_ALIGNED_WORDS``)."""
+    pairs: list[tuple[str, int]] = []
+    for number, line in enumerate(text.splitlines()):
+        pairs.extend((word, number) for word in tokenize(line))
+        if len(pairs) >= MAX_ALIGNED_WORDS:
+            return pairs[:MAX_ALIGNED_WORDS]
+    return pairs

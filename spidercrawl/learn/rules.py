@@ -173,7 +173,7 @@ class ExtractionRules:
         ]
         self.recall_ = induced.recall
         self.template_lines_ = frozenset(induced.template_lines)
-        self.serving_ = story_verdict(evidence, arbiter, bodies) if any(arbiter) else ""
+        self.serving_ = story_verdict(evidence, arbiter, bodies, readings) if any(arbiter) else ""
         in_dom = [  # the parser on each training page's DOM: the check's and the raw test's
             self.extract(page["rendered_html"]) if page.get("rendered_html") and self.parts_
             else None
