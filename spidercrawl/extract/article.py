@@ -119,30 +119,30 @@ def learned_extraction(
     model: SiteModel,
     unseen: UnseenExtractor | None = None,
 ) -> LearnedArticle:
-    """The site model's article; on a page of a template the model has not seen, what a
+    """The layout's parser on the page's DOM where it serves the layout and passes its
+    check (:func:`rules_on_render`, method ``rules``, the cut the fast path gives); else
+    the site model's classifier; on a page of a template the model has not seen, what a
     site never seen would give (``unseen``, the cross-site extractor, less the site's
-    template texts); where the model finds (almost) nothing, the blocks in the site's
+    template texts); where the classifier finds (almost) nothing, the blocks in the site's
     article container, else that cross-site article or, without it, text density's.
 
-    Before the cross-site extractor, the layout's parser, where it holds on the page's DOM
-    (:func:`rules_on_render`, method ``rules``, as the fast path would give). The
-    classifier stays first on a rendered page of a layout it knows: on the rendered pages
-    of the multi-page dev sites it read them better than the parser (docs/measurements.md).
-    The method is ``learned``, ``rules``, ``learned+container``, ``learned+unseen`` or
+    The parser comes first because it is the site's reading a person could have written,
+    judged against the page's reading when it was learned (docs/measurements.md). The
+    method is ``rules``, ``learned``, ``learned+container``, ``learned+unseen`` or
     ``learned+density-fallback``. "Almost nothing" is under a tenth of the content the
     model saw per training page. The page's blocks are built once for all (a
     :class:`~spidercrawl.learn.page.Page` keeps them).
     """
     page = Page.of(page)
+    by_rules = rules_on_render(page, model)
+    if by_rules is not None:
+        return LearnedArticle(by_rules, "rules", sure=True)
     blocks = page.blocks()
-    site_model, model = model, model.for_blocks(blocks)  # several layouts: the page's own
+    model = model.for_blocks(blocks)  # several layouts: the page's own
     familiarity = model.familiarity(blocks)
     cross_site: Extraction | None = None  # computed once at most
     if unseen is not None and familiarity < MIN_FAMILIAR_SHARE:
         reason = f"only {familiarity:.0%} of the page's text {UNFAMILIAR}"
-        by_rules = rules_on_render(page, site_model)
-        if by_rules is not None:
-            return LearnedArticle(by_rules, "rules", reason)
         cross_site = unseen_fallback(page, model, unseen)
         if cross_site.text:
             return LearnedArticle(cross_site, "learned+unseen", reason, of_no_layout=True)
@@ -155,10 +155,7 @@ def learned_extraction(
     if contained is not None and len(contained.text) >= enough:
         return LearnedArticle(contained, "learned+container", nothing)
     if unseen is not None:
-        if cross_site is None:  # neither was the parser tried
-            by_rules = rules_on_render(page, site_model)
-            if by_rules is not None:
-                return LearnedArticle(by_rules, "rules", nothing)
+        if cross_site is None:
             cross_site = unseen_fallback(page, model, unseen)
         if cross_site.text:
             return LearnedArticle(cross_site, "learned+unseen", nothing)

@@ -13,9 +13,10 @@ Stages, in order:
    consensus of the readers of raw HTML (text density, readability, trafilatura, and the
    rules' article where it was doubted: :mod:`spidercrawl.extract.raw_consensus`);
    without the peers, text density.
-2. A rendered page of a learned site: the site model (its layout's classifier; the rules
-   on the DOM, the cross-site extractor less the site's template, the article container
-   or text density where the model does not fit the page:
+2. A rendered page of a learned site: the layout's parser on the DOM where it serves the
+   layout and passes its check, else the site model (its layout's classifier; the
+   cross-site extractor less the site's template, the article container or text density
+   where the model does not fit the page:
    :func:`~spidercrawl.extract.article.learned_extraction`), then the peers' check where
    the model is not sure (:meth:`~spidercrawl.extract.consensus.ConsensusExtractor.
    confirm_learned`).
@@ -52,7 +53,6 @@ from spidercrawl.learn.page import Page
 _INSTEAD = {
     "learned+container": "the site's article container",
     "learned+unseen": "what a site never seen gets",
-    "rules": "the site's rules, which hold on its DOM,",
 }
 
 
