@@ -8,7 +8,9 @@ stays bounded whatever the archive's size). The hosts are then served on 127.0.0
 crawled by ``scrapy crawl news``, ``pool`` hosts to a run with one browser: the crawl
 renders each archived page (resources the archive lacks are not fetched: a local copy's
 crawl allows no other host), keeps walls, listings and non-articles out, and learns the
-model from the first ``LEARN_MIN_PAGES`` article pages, as on the live site. Each page is
+model from all of a host's article pages (held until the crawl has them all), so that
+every template among them is a layout: a live crawl learns from its first pages because
+it cannot wait for the rest, an archive has them all at hand. Each page is
 served with its record's HTTP status and the headers the crawl judges it by (a 403
 challenge is a wall, never a page to learn from, as it was on the live site). The model is
 saved to ``models/<site>/`` (the older one kept under ``versions/``), where a later crawl
@@ -42,6 +44,9 @@ logger = logging.getLogger(__name__)
 
 CRAWL_TIMEOUT_S = 3600  # one run of ``pool`` hosts
 MAX_PAGES_PER_HOST = 200  # records of a host kept to learn from (the rest are not needed)
+# The responses of the held pages a batch's crawl may keep before it learns from them at
+# once (Scrapy's scraper slot): room for ``pool`` hosts' pages of a few hundred KB each.
+HELD_BYTES = 1024 * 2**20
 
 
 @dataclass
@@ -157,7 +162,8 @@ def _learn_batch(
             lines.append(f"{site} {server.base_url}")
         run.mkdir(parents=True)
         (run / "sites.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        command = _crawl_command(run, learned_dir, min_pages, settings)
+        held = max([min_pages, *(outcome.hosts[site].records for site in batch)])
+        command = _crawl_command(run, learned_dir, held, settings)
         try:
             proc = subprocess.run(
                 command, cwd=PROJECT_ROOT, capture_output=True, text=True,
@@ -182,12 +188,16 @@ def _learn_batch(
         logger.info("%s: %s (%d records)", site, host.why, host.records)
 
 
-def _crawl_command(run: Path, models: Path, min_pages: int, settings: list[str]) -> list[str]:
+def _crawl_command(run: Path, models: Path, held: int, settings: list[str]) -> list[str]:
+    """The crawl of a batch's snapshots, each site's pages held (up to ``held``, its
+    largest host's records) until the crawl has them all, then learned from at once."""
     command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(run / "articles.jsonl")]
     command += ["-a", f"sites={run / 'sites.txt'}", "-a", "render=all", "-a", "max_depth=0"]
     for setting in (
         f"MODELS_DIR={models}", f"STATE_DIR={run / 'state'}", "INCREMENTAL_ENABLED=False",
-        f"LEARN_MIN_PAGES={min_pages}", "ARTICLES_FILE=", "JSONFEED_ENABLED=False",
+        f"LEARN_MIN_PAGES={held}", f"LEARN_MAX_WAIT_PAGES={held}",
+        f"SCRAPER_SLOT_MAX_ACTIVE_SIZE={HELD_BYTES}",
+        "ARTICLES_FILE=", "JSONFEED_ENABLED=False",
         "LOG_LEVEL=INFO", "AUTOTHROTTLE_ENABLED=False",
         "WALL_RETRIES=0",  # an archived 429 or 503 says the same when asked again
         *settings,

@@ -17,16 +17,27 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from spidercrawl.learn.model import SiteModel
 from spidercrawl.runner import PROJECT_ROOT
 from tests.test_walls import CLOUDFLARE, DATADOME
 
 DEMO = PROJECT_ROOT / "demo" / "harbourtimes.example"
 
 
+# A second site's three templates (its news, its features and its live pages), the
+# story's wrapper and its paragraphs' class each their own.
+QUAY_TEMPLATES = [
+    ("div", "story", "story-text", "body-text"),
+    ("section", "feature", "feature-copy", "copy"),
+    ("article", "live", "live-entries", "entry"),
+]
+
+
 def quay_page(number: int) -> bytes:
-    """A story of a second site, of a template of its own."""
+    """A story of a second site, in the template ``number % 3`` of its three."""
+    tag, outer, inner, paragraph = QUAY_TEMPLATES[number % 3]
     paragraphs = "".join(
-        f"<p class='body-text'>Quay story {number}, part {k}: the ferry{number} operator "
+        f"<p class='{paragraph}'>Quay story {number}, part {k}: the ferry{number} operator "
         f"and the dock{k} workers agreed on new timetables for the winter{number} season.</p>"
         for k in range(7)
     )
@@ -34,8 +45,8 @@ def quay_page(number: int) -> bytes:
         f"<html lang='en'><head><title>Quay story {number}</title><meta name='description' "
         f"content='ferry{number} timetables for winter{number}'></head><body><header>"
         "<a href='/'>Quay News</a> <a href='/ferries/'>Ferries</a></header><div id='main'>"
-        f"<div class='story'><h1>Ferry{number} timetables agreed</h1><div class='story-text'>"
-        f"{paragraphs}</div></div><aside><a href='/x'>Most read</a></aside></div><footer>"
+        f"<{tag} class='{outer}'><h1>Ferry{number} timetables agreed</h1><div class='{inner}'>"
+        f"{paragraphs}</div></{tag}><aside><a href='/x'>Most read</a></aside></div><footer>"
         "<p>Quay News Ltd</p></footer></body></html>"
     ).encode()
 
@@ -126,6 +137,10 @@ def test_two_hosts_are_learned_from_the_archive_and_the_others_say_why(collectio
     assert walls in rows["walls.example"]
     assert not (collection / "models" / "walls.example").exists()
     assert "2 of 4 hosts have a model" in learned.stdout
+    # Every training page learned from, every template among them a layout of its own.
+    assert "learned from 12 of 12 articles" in rows["quay.example"]
+    quay = SiteModel.load(collection / "models" / "quay.example")
+    assert len(quay.layouts_) == 3
 
 
 def test_each_record_is_read_by_its_hosts_model(collection, learned):
