@@ -361,5 +361,8 @@ def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_st
     for line in junk:
         assert line not in result.text, line
     assert "Headline" not in result.text and "Most read" not in result.text
-    markup = {part.css: part.why for part in rules.parts_ if part.kind == "markup"}
-    assert markup["div.slideshow-cap"] == "by its markup: a caption"
+    markup = {(p.css, p.why) for p in rules.parts_ if p.kind == "markup" and p.pages == 6}
+    assert {("div.slideshow-cap", "by its markup: a caption")} | {
+        ("p", f"by its markup: {kind}")
+        for kind in ("a date line", "a byline", "a line of one link")
+    } <= markup

@@ -840,7 +840,7 @@ def _summaries_before_the_story(
         with_container += 1
         repeated = {u.element for u in page.units if u.repeated}
         top = next(e for e in page.body.iter() if e in inside)
-        on_page = set()
+        on_page: dict[ParserPart, None] = {}  # in document order: the same pages, one parser
         for element in _before(top, page.body):
             if element in page.dropped or any(e in repeated for e in element.iter()):
                 continue
@@ -852,8 +852,8 @@ def _summaries_before_the_story(
                 continue
             part = _summary_part(element, shape)
             if part is not None and len(matches(part, page.body)) <= 2:
-                on_page.add(part)
-        found.update(on_page)
+                on_page[part] = None
+        found.update(list(on_page))
     wanted = max(2, PLACE_SUMMARY_PAGES * with_container)
     return [
         ParserPart("summary", part.steps, pages=on, why=part.why)
@@ -958,7 +958,8 @@ def _markup_parts(
             if top not in inside:
                 continue
             classes = frozenset(c for c in (top.get("class") or "").split() if stable(c))
-            part = ParserPart("markup", (Step(top.tag, "", classes),))
+            # One role of one kind: a site's ``p`` holds date lines and bylines apart.
+            part = ParserPart("markup", (Step(top.tag, "", classes),), why=why)
             entry = seen.setdefault(part, [why, 0, 0, 0, 0])
             if part not in on_page:
                 entry[1] += 1

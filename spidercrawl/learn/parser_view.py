@@ -49,8 +49,8 @@ def _rule_lines(rules: ExtractionRules | None) -> Iterator[str]:
         line = "(none)" if part is None else f"{part.css}  ({part.why}; {_evidence(part)})"
         yield f"  {label:<14} {line}"
     yield (
-        "  never kept     figures, captions, asides, forms, embedded posts, lists of links "
-        "and contact lines (by their markup)"
+        "  never kept     figures, captions, asides, forms, embedded posts, lists of links, "
+        "contact lines, date lines, bylines and one-link lines (by their markup)"
     )
     if rules.read_by_arbiter:
         yield f"  served         by the arbiter: {rules.read_by_arbiter}"
@@ -62,6 +62,5 @@ def _rule_lines(rules: ExtractionRules | None) -> Iterator[str]:
 
 def _evidence(part: ParserPart) -> str:
     return (
-        f"{part.pages} pages, vote keeps {part.kept_share:.0%}, "
-        f"repeated {part.repeated_share:.0%}"
+        f"{part.pages} pages, vote keeps {part.kept_share:.0%}, repeated {part.repeated_share:.0%}"
     )
