@@ -119,8 +119,10 @@ def learned_extraction(
     model: SiteModel,
     unseen: UnseenExtractor | None = None,
 ) -> LearnedArticle:
-    """The layout's parser on the page's DOM where it serves the layout and passes its
-    check (:func:`rules_on_render`, method ``rules``, the cut the fast path gives); else
+    """The layout's parser on the page's DOM where it serves the layout, passes its check
+    and takes the page's prose as the fast path asks (:func:`rules_on_render`, method
+    ``rules``, the cut the fast path gives: a story continued past the container sends the
+    page on); else
     the site model's classifier; on a page of a template the model has not seen, what a
     site never seen would give (``unseen``, the cross-site extractor, less the site's
     template texts); where the classifier finds (almost) nothing, the blocks in the site's
@@ -135,7 +137,7 @@ def learned_extraction(
     """
     page = Page.of(page)
     by_rules = rules_on_render(page, model)
-    if by_rules is not None:
+    if by_rules is not None and by_rules.prose.agrees_with(len(by_rules.text.split())):
         return LearnedArticle(by_rules, "rules", sure=True)
     blocks = page.blocks()
     model = model.for_blocks(blocks)  # several layouts: the page's own

@@ -939,6 +939,13 @@ MAX_MARKUP_PARTS = 12
 # vote keeps at this share, on two pages or more (a site's contact lines that its readers
 # all keep, a list of links that is the story).
 KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view lists
+# A kind recognised by its shape or a class token (a caption, a date line, a byline, a
+# line of one link) is a guess the site's readers can overrule: where the vote keeps most
+# of its words over all its roles, on two pages or more, the site keeps the kind in every
+# element of its tags (the gold of a blog that keeps its ``wp-caption`` boxes; each box
+# variant, ``alignright`` or ``aligncenter``, on a page or two).
+SHAPE_KINDS = frozenset({"a caption", "a date line", "a byline", "a line of one link"})
+SHAPE_KEPT_SHARE = 0.5
 
 
 def _markup_parts(
@@ -970,7 +977,7 @@ def _markup_parts(
                     entry[3] += unit.words if unit.vote else 0
                     entry[4] += unit.words if unit.vote > 0 else 0
     ranked = sorted(seen.items(), key=lambda item: -item[1][2])[:MAX_MARKUP_PARTS]
-    return [
+    parts = [
         ParserPart(
             "kept" if on >= 2 and counted and kept >= KEPT_SHARE * counted else "markup",
             part.steps,
@@ -981,6 +988,38 @@ def _markup_parts(
         for part, (why, on, words, counted, kept) in ranked
         if words
     ]
+    return _kinds_the_site_keeps(pages, keys, insides_of, seen) + parts
+
+
+def _kinds_the_site_keeps(
+    pages: Sequence[PageEvidence], keys: Sequence[ParserPart], insides_of: Mapping, seen: Mapping
+) -> list[ParserPart]:
+    """A ``kept`` part (the tag alone) for each tag of a shape kind the site's vote keeps
+    over all its roles (``SHAPE_KEPT_SHARE`` of its counted words, on two pages or more)."""
+    on_pages: dict[str, set[int]] = defaultdict(set)
+    for number, page in enumerate(pages):
+        inside = container_of(keys, insides_of, number)
+        for top, why in page.dropped_tops.items():
+            if top in inside:
+                on_pages[why].add(number)
+    kept_parts = []
+    for why in sorted(SHAPE_KINDS):
+        entries = [(part, entry) for part, entry in seen.items() if part.why == why]
+        counted = sum(entry[3] for _, entry in entries)
+        kept = sum(entry[4] for _, entry in entries)
+        if len(on_pages[why]) < 2 or not counted or kept < SHAPE_KEPT_SHARE * counted:
+            continue
+        for tag in sorted({part.steps[-1].name for part, _ in entries}):
+            kept_parts.append(
+                ParserPart(
+                    "kept",
+                    (Step(tag),),
+                    pages=len(on_pages[why]),
+                    kept_share=round(kept / counted, 3),
+                    why=f"by its markup: {why}",
+                )
+            )
+    return kept_parts
 
 
 def roles_evidence(
