@@ -386,8 +386,9 @@ def dropped_kinds(
         if element in covered or not isinstance(element.tag, str):
             continue
         why = never_the_story(element, counts)
-        if why and not any(_fits(part, element, why) for part in kept):
-            tops[element] = why
+        if why:  # left out, or kept whole (a kept caption box keeps its caption's line)
+            if not any(_fits(part, element, why) for part in kept):
+                tops[element] = why
             covered.update(element.iter())
     return tops
 
