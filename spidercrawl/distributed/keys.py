@@ -20,6 +20,7 @@ KEY_TYPES: dict[str, str] = {
     "requests": "zset",  # scrapy-redis's priority queue
     "dupefilter": "set",  # scrapy-redis's request fingerprints
     "sites:queue": "list",
+    "sites:starting:*": "list",  # sites a worker took, until their start requests are queued
     "sites": "hash",
     "learned": "hash",
     "delivered": "stream",
