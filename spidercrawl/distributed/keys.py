@@ -37,6 +37,10 @@ KEY_TYPES: dict[str, str] = {
     "inflight:*": "hash",
     "worker:*": "string",
     "recovering:*": "string",
+    "near:sig": "hash",  # the near-duplicate index (distributed/near_duplicates.py)
+    "near:article": "hash",
+    "near:band:*": "set",
+    "near:lock": "string",
 }
 
 
