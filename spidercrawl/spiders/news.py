@@ -575,7 +575,10 @@ class NewsSpider(scrapy.Spider):
         """:meth:`_from_raw_html` of the raw HTML the plain fetch before the render kept in
         ``request.meta`` (no second fetch), as the page at ``url``."""
         raw_html = request.meta["raw_html"]
-        response = HtmlResponse(url, body=raw_html, encoding="utf-8", request=request)
+        headers = [tuple(pair) for pair in request.meta.get("raw_headers") or ()]
+        response = HtmlResponse(
+            url, headers=headers, body=raw_html, encoding="utf-8", request=request
+        )  # with the plain fetch's headers: X-Robots-Tag, tdm-reservation count here too
         yield from self._from_raw_html(target, response, reason)
 
     def parse_raw(self, response: Response) -> Iterator[PageItem]:
