@@ -289,3 +289,25 @@ def test_a_worker_holding_pages_of_a_site_not_yet_learned_stops_when_redis_dies(
     articles = read_jsonl(tmp_path / "articles" / f"{site}.jsonl")
     assert {a["method"] for a in articles} <= {"learned", "rules", "learned+consensus"}
     assert_each_article_once(tmp_path / "articles", (site,), PAGES)
+
+
+def test_the_near_duplicate_index_keys_are_ours(redis_url) -> None:
+    """The shared near-duplicate index's keys are among ours: a worker starting on a Redis
+    that holds them warned of keys "not spidercrawl's" at every start."""
+    import redis
+
+    from spidercrawl.distributed.keys import check_keys
+    from spidercrawl.distributed.near_duplicates import SharedNearDuplicates
+    from spidercrawl.near_duplicates import DeliveredArticle
+
+    client = redis.Redis.from_url(redis_url)
+    index = SharedNearDuplicates(client, "spidercrawl")
+    story = " ".join(f"the harbour council voted on plan {n} near the quay" for n in range(30))
+    first = DeliveredArticle("https://a.example/1", "a.example")
+    assert index.check_and_add("a.example/1", first, story) is None
+    second = DeliveredArticle("https://b.example/1", "b.example")
+    assert index.check_and_add("b.example/1", second, story) == first
+    client.set("spidercrawl:near:lock", "held by a worker")  # as while a check runs
+    check = check_keys(client, "spidercrawl")
+    assert check.foreign == [] and check.wrong == []
+    assert client.keys("spidercrawl:near:band:*")
