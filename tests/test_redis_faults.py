@@ -311,3 +311,23 @@ def test_the_near_duplicate_index_keys_are_ours(redis_url) -> None:
     check = check_keys(client, "spidercrawl")
     assert check.foreign == [] and check.wrong == []
     assert client.keys("spidercrawl:near:band:*")
+
+
+def test_a_page_shared_twice_to_learn_from_counts_once(redis_url) -> None:
+    """A page crawled again (its worker stopped before delivering it) is shared to learn
+    from once: counted twice, a site reached LEARN_MIN_PAGES with fewer pages."""
+    from spidercrawl.distributed import redis_client
+    from spidercrawl.distributed.learning import SharedLearning
+
+    shared = SharedLearning(redis_client(redis_url), "spidercrawl", 30, 60)
+    page = {"url": "https://a.example/1", "site": "a.example", "texts": [["a story"]]}
+    assert shared.add_page("a.example", page) == 1
+    assert shared.add_page("a.example", {**page, "crawled_at": "later"}) == 1
+    assert shared.add_page("a.example", {**page, "url": "https://a.example/2"}) == 2
+    assert [p["url"] for p in shared.pages("a.example")] == [
+        "https://a.example/1",
+        "https://a.example/2",
+    ]
+    shared.publish("a.example", "20261206T000000Z", {"model.json": b"{}"})
+    assert shared.count("a.example") == 0
+    assert shared.add_page("a.example", page) == 1  # a relearning starts afresh

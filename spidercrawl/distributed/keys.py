@@ -28,6 +28,7 @@ KEY_TYPES: dict[str, str] = {
     "claimed:render:*": "set",
     "claimed:visit:*": "set",
     "learn:*": "list",
+    "learn-urls:*": "set",
     "learning:*": "string",
     "model:*": "hash",
     "articles:*": "hash",
