@@ -202,27 +202,40 @@ def _claims_a_render(site: str) -> Callable[[bytes], bool]:
     return lambda chunk: render in chunk and visit not in chunk
 
 
-def test_redis_killed_between_a_page_claim_and_its_request_loses_nothing(
-    demo_copies, tmp_path, chromium_path
+def _takes_a_site(chunk: bytes) -> bool:
+    """A command that takes a site from the site queue (not the check of its type)."""
+    taking = any(f"\r\n{command}\r\n".encode() in chunk for command in ("LPOP", "LMOVE"))
+    return taking and b"spidercrawl:sites:queue" in chunk
+
+
+@pytest.mark.parametrize(
+    ("step", "pages"), [("a page's claim", PAGES), ("a site's taking", 4)]
+)  # fmt: skip
+def test_redis_killed_right_after_a_step_loses_nothing(
+    step, pages, demo_copies, tmp_path, chromium_path
 ) -> None:
-    """The claim of a page and the queueing of its request are one step: Redis killed
-    right after a claim (a real Redis, killed by a relay that watches the commands) leaves
-    no page claimed and not queued, and after the restart every page is delivered once. A
-    claim and a push in two commands lost the page: read again, the sitemap skipped it."""
+    """Redis killed right after a page's claim, or right after a site was taken from the
+    site queue (a real Redis, killed by a relay that watches the commands, before the
+    worker's next command): after the restart every page is delivered once. A claim and
+    its request's push in two commands lost the page (read again, the sitemap skipped
+    it); a site popped before its start requests were queued was lost whole."""
     import redis
 
     server = AofRedis(tmp_path / "redis-data")
     server.start()
     site = demo_copies[0].split()[0]
-    proxy = KillingProxy(server, _claims_a_render(site), commands=4)
+    if step == "a page's claim":
+        proxy = KillingProxy(server, _claims_a_render(site), commands=4)
+    else:
+        proxy = KillingProxy(server, _takes_a_site, commands=1)
     sites = tmp_path / "sites.txt"
     sites.write_text(demo_copies[0] + "\n", "utf-8")
     assert module("spidercrawl.enqueue", "--redis", server.url, str(sites)).returncode == 0
-    arguments = ("-a", f"max_pages={PAGES}")
+    arguments = ("-a", f"max_pages={pages}")
     worker = start(crawl(*arguments, settings=redis_settings(tmp_path, proxy.url)),
                    tmp_path / "worker.log")  # fmt: skip
     try:
-        assert proxy.killed.wait(timeout=300), "no page was claimed"
+        assert proxy.killed.wait(timeout=300), f"no {step} came"
         assert worker.wait(timeout=120) == 0  # it stops by itself
         log = (tmp_path / "worker.log").read_text("utf-8")
         assert "Redis stopped answering" in log and "Traceback" not in log
@@ -239,7 +252,7 @@ def test_redis_killed_between_a_page_claim_and_its_request_loses_nothing(
         if worker.poll() is None:
             kill_hard(worker)
         server.kill()
-    assert_each_article_once(tmp_path / "articles", (site,), PAGES)
+    assert_each_article_once(tmp_path / "articles", (site,), pages)
 
 
 def test_a_worker_holding_pages_of_a_site_not_yet_learned_stops_when_redis_dies(
