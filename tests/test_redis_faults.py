@@ -111,6 +111,11 @@ def test_redis_down_at_start_is_one_clear_error(tmp_path) -> None:
     assert queued.returncode == 1 and "cannot reach Redis at" in queued.stderr
 
 
+def quick_settings(root: Path, url: str) -> dict[str, object]:
+    """A worker on Redis that stops soon once idle (no other worker to wait for)."""
+    return {**redis_settings(root, url), "REDIS_IDLE_CLOSE": 2}
+
+
 class AofRedis:
     """A ``redis-server`` on a fixed loopback port keeping an append-only file (every write
     synced), killed as in a crash and started again from that file."""
@@ -232,7 +237,7 @@ def test_redis_killed_right_after_a_step_loses_nothing(
     sites.write_text(demo_copies[0] + "\n", "utf-8")
     assert module("spidercrawl.enqueue", "--redis", server.url, str(sites)).returncode == 0
     arguments = ("-a", f"max_pages={pages}")
-    worker = start(crawl(*arguments, settings=redis_settings(tmp_path, proxy.url)),
+    worker = start(crawl(*arguments, settings=quick_settings(tmp_path, proxy.url)),
                    tmp_path / "worker.log")  # fmt: skip
     try:
         assert proxy.killed.wait(timeout=300), f"no {step} came"
@@ -243,7 +248,7 @@ def test_redis_killed_right_after_a_step_loses_nothing(
         client = redis.Redis.from_url(server.url)
         wait_for(lambda: not client.keys("spidercrawl:worker:*"), 60,
                  "the stopped worker's heartbeat to expire")  # fmt: skip
-        again = start(crawl(*arguments, settings=redis_settings(tmp_path, server.url)),
+        again = start(crawl(*arguments, settings=quick_settings(tmp_path, server.url)),
                       tmp_path / "again.log")  # fmt: skip
         assert again.wait(timeout=400) == 0
         assert collect(server.url, tmp_path).returncode == 0
@@ -273,7 +278,7 @@ def test_a_worker_holding_pages_of_a_site_not_yet_learned_stops_when_redis_dies(
     sites.write_text(demo_copies[0] + "\n", "utf-8")
     assert module("spidercrawl.enqueue", "--redis", server.url, str(sites)).returncode == 0
     arguments = ("-a", f"max_pages={PAGES}")
-    settings = redis_settings(tmp_path, server.url)
+    settings = quick_settings(tmp_path, server.url)
     worker = start(crawl(*arguments, settings=settings), tmp_path / "worker.log")
     try:
         wait_for(lambda: client.llen(f"spidercrawl:learn:{site}") >= 3, 300,
