@@ -726,13 +726,11 @@ class NewsSpider(scrapy.Spider):
                 )  # fmt: skip
             # An unchanged site answers every page 304: nothing to render, all is well.
             unchanged = stats.get_value(f"spidercrawl/site/{target.name}/not_modified", 0)
-            if reason == "redis_unavailable":
-                if target.scheduled > target.done + target.failed + blocked:
-                    logger.warning(
-                        "%s: its pages not yet done wait in Redis for the next worker "
-                        "(Redis went away)", target.name,
-                    )  # fmt: skip
-            elif target.home_failed and not target.done and not target.scheduled:
+            if self.site_queue is not None:
+                # With Redis, the pages this worker queued may be rendered by another (or
+                # wait there for the next worker, Redis gone): not the browser's doing.
+                continue
+            if target.home_failed and not target.done and not target.scheduled:
                 logger.error(
                     "%s: nothing crawled: its home page failed (%s)",
                     target.name, target.home_failed,
