@@ -177,9 +177,10 @@ def _learn_batch(
             store.save(site, model)
             host.learned = True
             host.why = f"learned from {model.training_.get('pages')} of {host.articles} articles"
-            host.why += "".join(f"; {line}" for line in learning_said(site, log))
         else:
             host.why = _why_not(site, host, log, min_pages)
+        said = [line for line in learning_said(site, log) if line not in host.why]
+        host.why += "".join(f"; {line}" for line in said)
         logger.info("%s: %s (%d records)", site, host.why, host.records)
 
 
