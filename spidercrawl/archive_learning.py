@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import resource
 import subprocess
 import sys
@@ -185,6 +186,8 @@ def _learn_batch(
             host.why += "".join(f"; {line}" for line in model.read_by_arbiter())
         else:
             host.why = _why_not(site, host, log, min_pages)
+        said = [line for line in learning_said(site, log) if line not in host.why]
+        host.why += "".join(f"; {line}" for line in said)
         logger.info("%s: %s (%d records)", site, host.why, host.records)
 
 
@@ -209,6 +212,32 @@ def _crawl_command(run: Path, models: Path, held: int, settings: list[str]) -> l
 def _items(path: Path) -> Iterator[dict]:
     if path.exists():
         yield from read_jsonl(path)
+
+
+# The loggers whose lines about a site say how it was learned and will be read: the
+# learner (layouts, what its parser leaves to the arbiter, failures) and the fast path (the
+# render decision).
+_LEARNING_LOGGERS = ("[spidercrawl.learn.", "[spidercrawl.extract.fast_path]")
+_PAGE_LINES = (" instead (", " declares ", "holding pages until", "using the saved model")
+_SAVED_TO = re.compile(r"; saved to \S+$")
+
+
+def learning_said(site: str, log: str) -> list[str]:
+    """What the crawl's learning said of ``site``, each line once, in order: how its model
+    was learned (pages, layouts), what it reads by the arbiter, the render decision; not
+    the lines about single pages, nor where the model was saved (a temporary folder)."""
+    said: dict[str, None] = {}
+    for line in log.splitlines():
+        logger_at = line.find("[")
+        if logger_at < 0 or not line.startswith(_LEARNING_LOGGERS, logger_at):
+            continue
+        message = line.split(": ", 1)[-1]
+        if not message.startswith(f"{site}: "):
+            continue
+        text = _SAVED_TO.sub("", message[len(site) + 2 :])
+        if not any(part in text for part in _PAGE_LINES):
+            said.setdefault(text)
+    return list(said)
 
 
 def _why_not(site: str, host: HostLearning, log: str, min_pages: int) -> str:

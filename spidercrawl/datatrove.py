@@ -45,6 +45,7 @@ from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.readers import WarcReader as DatatroveWarcReader
 
 from spidercrawl.archive import ArchivedPage, ReadCounts, ReadError, site_of_url, warc_pages
+from spidercrawl.document import language
 from spidercrawl.document.html import decode_html
 from spidercrawl.document.response import ResponseHead
 from spidercrawl.extract.api import BlockedPageError, extract_html
@@ -132,6 +133,9 @@ class SiteModelExtractor(PipelineStep):
     ) -> Iterator[Document]:
         # Made in the worker (a step is pickled to each task): models load once per host.
         host_models = HostModels(self.models) if self.models is not None else None
+        # The language identifier's model (0.4 s, mostly LZMA, which releases the GIL)
+        # loads while the first records are read and cut, as a crawl loads it at its start.
+        language.load_in_background()
         for document in data:
             self.stat_update("total")
             with self.track_time():

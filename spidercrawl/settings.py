@@ -225,6 +225,8 @@ JSONFEED_MAX_ITEMS = 500  # newest items kept in each feed document
 ARTICLES_FILE = "output/%(site)s/articles.jsonl"
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
+# A dropped item in one line, its reason and URL (Scrapy's adds the whole page item).
+LOG_FORMATTER = "spidercrawl.pipelines.log_formatter.OneLineLogFormatter"
 
 # --- Many machines (spidercrawl/distributed/): scrapy-redis on a Redis server ------------
 # redis://HOST:PORT/DB turns it on: shared request queue and duplicate filter (kept between

@@ -62,15 +62,24 @@ PAGES = {
     "tdm-header": ("", ""),
     "tdm-listed": ("", ""),
     "private": ("", ""),
+    "robots-none": ('<meta name="robots" content="none">', ""),  # noindex, nofollow
+    # A script empties the page in the browser: it is read from its kept raw HTML, and
+    # the tdm-reservation header of its plain fetch still counts.
+    "blanked-tdm": (
+        "<script>addEventListener('DOMContentLoaded', () => "
+        "{ document.body.innerHTML = '<p>Loading</p>'; });</script>",
+        story("blanked") + story("emptied"),
+    ),
 }
 
 
 class PressHandler(SnapshotRequestHandler):
-    """The snapshot server; ``/pages/tdm-header.html`` carries a tdm-reservation header,
+    """The snapshot server; ``/pages/tdm-header.html`` and ``/pages/blanked-tdm.html``
+    carry a tdm-reservation header,
     ``/pages/googlebot.html`` a noindex for Google's crawler alone."""
 
     def end_headers(self) -> None:
-        if self.path == "/pages/tdm-header.html":
+        if self.path in ("/pages/tdm-header.html", "/pages/blanked-tdm.html"):
             self.send_header("tdm-reservation", "1")
         if self.path == "/pages/googlebot.html":
             self.send_header("X-Robots-Tag", "googlebot: noindex")
@@ -123,6 +132,10 @@ def test_paywalls_and_reservations_are_recorded_and_skipped_on_request(tmp_path,
     assert items["tdm-header"]["reserved"] == ["tdm"]
     assert items["tdm-listed"]["reserved"] == ["tdm"]
     assert items["noindex"]["reserved"] == ["noindex"]
+    assert items["robots-none"]["reserved"] == ["noindex"]
+    assert items["blanked-tdm"]["reserved"] == ["tdm"]
+    assert "Paragraph 5 of the harbour story" in items["blanked-tdm"]["text"]
+    assert "the browser showed" in result.log  # read from the kept raw HTML
     # Directives for one agent (Google's in a header, GPTBot's in a meta tag): not for us.
     for name in ("plain", "googlebot", "gptbot"):
         assert "reserved" not in items[name], items[name].get("reserved")
@@ -138,15 +151,17 @@ def test_paywalls_and_reservations_are_recorded_and_skipped_on_request(tmp_path,
         "RESPECT_RESERVATIONS=True",
     )  # fmt: skip
     assert result.returncode == 0, result.log[-3000:]
-    assert sorted(items) == ["declared-free", "googlebot", "noindex", "plain"], result.log[-3000:]
+    delivered = ["declared-free", "googlebot", "noindex", "plain", "robots-none"]
+    assert sorted(items) == delivered, result.log[-3000:]
     assert items["noindex"]["reserved"] == ["noindex"] and "reserved" not in items["googlebot"]
     assert "paywalled (not delivered: SKIP_PAYWALLED)" in result.log
     assert "robots.txt withholds" in result.log and "private.html from GPTBot" in result.log
     summary = next(line for line in result.log.splitlines() if f"{SITE}: " in line and
                    "articles:" in line)  # fmt: skip
     assert "2 paywalled (not delivered: SKIP_PAYWALLED)" in summary
-    assert "4 reserved by the site (not delivered: RESPECT_RESERVATIONS)" in summary
+    assert "5 reserved by the site (not delivered: RESPECT_RESERVATIONS)" in summary
     dropped = [line for line in result.log.splitlines() if "Dropped: " in line]
+    assert "'markdown':" not in result.log  # a dropped item in one line, not the item
     assert any("noai (RESPECT_RESERVATIONS): " in line and "gptbot" in line for line in dropped), (
         dropped
     )
@@ -169,6 +184,8 @@ def test_the_readers_of_access_and_reservations() -> None:
     assert robots_directives(header, ["Googlebot", "GPTBot"]) == {"noai", "noindex"}
     assert robots_directives("noai, unavailable_after: 25 Jun 2010 15:00:00 PST") == {"noai"}
     assert robots_directives("noindex", ["GPTBot"], agent="googlebot") == set()
+    assert robots_directives("none") == {"noindex"}  # noindex, nofollow
+    assert robots_directives("googlebot: none") == set()
     assert page_reservations({"tdm-reservation": "1"}, [], "", False) == ["tdm"]
     assert page_reservations({"robots": "index"}, ["noai"], "0", False) == ["noai"]
     meta = {"robots": "index", "robots:gptbot": "noai", "robots:googlebot": "noindex"}

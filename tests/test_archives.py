@@ -130,6 +130,10 @@ def test_two_hosts_are_learned_from_the_archive_and_the_others_say_why(collectio
     assert (collection / "models" / "harbourtimes.example" / "model.npz").is_file()
     assert (collection / "models" / "quay.example" / "model.npz").is_file()
     assert " yes " in rows["harbourtimes.example"] and " yes " in rows["quay.example"]
+    # What each host's learning said: how it was learned, the render decision.
+    for site in ("harbourtimes.example", "quay.example"):
+        assert "; learned a model from " in rows[site], rows[site]
+        assert "; fast path o" in rows[site], rows[site]  # on, or off and why
     assert "fewer than LEARN_MIN_PAGES (10)" in rows["small.example"]
     assert "no model: 0 of 10 pages were articles" in rows["walls.example"]
     # Served as archived: the 403s as 403s (walls whatever their body), the captchas as 200s.

@@ -57,12 +57,14 @@ def local_settings(root: Path) -> dict[str, object]:
     }
 
 
-def assert_each_article_once(folder: Path, sites: tuple[str, ...]) -> None:
+def assert_each_article_once(
+    folder: Path, sites: tuple[str, ...], pages: int = DEMO_ARTICLES
+) -> None:
     for site in sites:
         articles = read_jsonl(folder / f"{site}.jsonl")
         repeated = [u for u, n in Counter(a["url"] for a in articles).items() if n > 1]
         assert not repeated, f"{site}: delivered twice: {repeated}"
-        assert len(articles) == DEMO_ARTICLES, f"{site}: {len(articles)} articles"
+        assert len(articles) == pages, f"{site}: {len(articles)} articles"
 
 
 # --- one machine ---------------------------------------------------------------------------

@@ -90,7 +90,7 @@
   // Robots meta tags named for an agent (<meta name="GPTBot" content="noai">), kept as
   // document/reservations.py's agent_robots_metas keeps them; which agents count is decided
   // later (ROBOTS_AGENTS).
-  const DIRECTIVES = ["noai", "noimageai", "noindex"];
+  const DIRECTIVES = ["noai", "noimageai", "noindex", "none"];  // none: noindex, nofollow
   const AGENT = /^[a-z0-9][a-z0-9._-]{0,63}$/;
   let agentMetas = 0;
   for (const el of doc.querySelectorAll("meta[name][content]")) {

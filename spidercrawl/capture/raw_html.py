@@ -8,7 +8,10 @@ hand the raw document back, so a render request that does not carry it yet
 fetched plainly, the body is kept, and the request goes on to the browser ahead of the
 queue (its priority raised by one), so that few bodies wait in memory at a time. A plain
 fetch costs a few milliseconds on a site that takes a second to render. The page item gets
-the body as ``raw_html``.
+the body as ``raw_html``. The plain fetch's headers go with it (``meta["raw_headers"]``, of
+every plain fetch of an article page, the fast path's too): a page read again from its kept
+raw HTML (the browser failed, or showed far less) is judged by them too (``X-Robots-Tag``,
+``tdm-reservation``).
 
 Setting: ``CAPTURE_RAW_HTML`` (default True; False renders directly, and sites never seen
 are extracted from their blocks alone).
@@ -41,6 +44,8 @@ class RawHtmlMiddleware:
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Request | Response:
+        if "render" in request.meta and not request.meta.get("playwright"):
+            request.meta["raw_headers"] = response_headers(response)  # an article's, plainly
         if not request.meta.get("raw_first"):
             return response
         if response.status >= 400 or not isinstance(response, TextResponse):
@@ -48,3 +53,18 @@ class RawHtmlMiddleware:
         meta = {**request.meta, "render": True, "raw_html": response.text}
         meta.pop("raw_first")
         return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
+
+
+# Headers of the kept body that no longer describe it (it is kept decoded, as text).
+_BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+
+
+def response_headers(response: Response) -> list[list[str]]:
+    """The response's headers as ``[name, value]`` pairs of text (plain data: a queued
+    request's meta goes to Redis as JSON), those about the body's bytes left out."""
+    return [
+        [name.decode("latin-1"), value.decode("latin-1")]
+        for name, values in response.headers.items()
+        if name.decode("latin-1").lower() not in _BODY_HEADERS
+        for value in values
+    ]

@@ -20,6 +20,7 @@ KEY_TYPES: dict[str, str] = {
     "requests": "zset",  # scrapy-redis's priority queue
     "dupefilter": "set",  # scrapy-redis's request fingerprints
     "sites:queue": "list",
+    "sites:starting:*": "list",  # sites a worker took, until their start requests are queued
     "sites": "hash",
     "learned": "hash",
     "delivered": "stream",
@@ -27,6 +28,7 @@ KEY_TYPES: dict[str, str] = {
     "claimed:render:*": "set",
     "claimed:visit:*": "set",
     "learn:*": "list",
+    "learn-urls:*": "set",
     "learning:*": "string",
     "model:*": "hash",
     "articles:*": "hash",
@@ -36,6 +38,10 @@ KEY_TYPES: dict[str, str] = {
     "inflight:*": "hash",
     "worker:*": "string",
     "recovering:*": "string",
+    "near:sig": "hash",  # the near-duplicate index (distributed/near_duplicates.py)
+    "near:article": "hash",
+    "near:band:*": "set",
+    "near:lock": "string",
 }
 
 

@@ -2,7 +2,9 @@
 
 - Each worker adds the rendered pages of a site without a model to ``PREFIX:learn:SITE``
   (the newest ``3 x LEARN_MIN_PAGES`` are kept), so the pages to learn from are gathered
-  across workers.
+  across workers; each URL once (``PREFIX:learn-urls:SITE``): a page crawled again after
+  its worker stopped (Redis gone, ``kill -9``) would otherwise count twice toward
+  ``LEARN_MIN_PAGES``, and the model learn from fewer pages than it says.
 - When there are enough, the first worker to take ``PREFIX:learning:SITE`` (a lock that
   expires after ``REDIS_LEARN_LOCK`` seconds, so a dead worker blocks nobody for long)
   learns from them and publishes the model: its files and version in ``PREFIX:model:SITE``.
@@ -28,6 +30,16 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+# Shares a page to learn from unless its URL was shared (KEYS: pages, their URLs; ARGV:
+# url, page, pages kept); the site's page count.
+_ADD_PAGE = """
+if ARGV[1] ~= '' and redis.call('SADD', KEYS[2], ARGV[1]) == 0 then
+  return redis.call('LLEN', KEYS[1])
+end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
+return redis.call('LLEN', KEYS[1])
+"""
 
 
 class SharedLearning:
@@ -40,6 +52,7 @@ class SharedLearning:
         self.lock_seconds = lock_seconds
         self.worker = worker_id()
         self.release_script = redis.register_script(_RELEASE)
+        self.add_script = redis.register_script(_ADD_PAGE)
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SharedLearning:
@@ -56,13 +69,11 @@ class SharedLearning:
         return int(GUARD(self._add_page, site, page))
 
     def _add_page(self, site: str, page: dict[str, Any]) -> int:
-        key = f"{self.prefix}:learn:{site}"
         body = {k: v for k, v in page.items() if not k.startswith("_")}
-        pipe = self.redis.pipeline()
-        pipe.rpush(key, json.dumps(body, ensure_ascii=False, default=str))
-        pipe.ltrim(key, -self.keep_pages, -1)
-        pipe.llen(key)
-        return int(pipe.execute()[-1])
+        encoded = json.dumps(body, ensure_ascii=False, default=str)
+        keys = [f"{self.prefix}:learn:{site}", f"{self.prefix}:learn-urls:{site}"]
+        url = str(page.get("url") or "")
+        return int(self.add_script(keys=keys, args=[url, encoded, self.keep_pages]))
 
     def pages(self, site: str) -> list[dict[str, Any]]:
         pages = []
@@ -90,7 +101,7 @@ class SharedLearning:
         pipe = self.redis.pipeline()
         pipe.delete(key)
         pipe.hset(key, mapping={"version": version, "by": self.worker, **files})
-        pipe.delete(f"{self.prefix}:learn:{site}")
+        pipe.delete(f"{self.prefix}:learn:{site}", f"{self.prefix}:learn-urls:{site}")
         pipe.hincrby(f"{self.prefix}:learned", site, 1)  # how often: once per version
         GUARD(pipe.execute)
 

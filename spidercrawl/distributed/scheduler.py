@@ -45,6 +45,8 @@ from scrapy_redis.scheduler import Scheduler
 from twisted.internet import reactor, task
 
 from spidercrawl.distributed import GUARD, NotDelivered, as_text, key_prefix
+from spidercrawl.distributed.sites import CLAIM_META, put_back_started
+from spidercrawl.signals import page_claimed, redis_lost
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +61,19 @@ local entry = redis.sha1hex(top[1])
 redis.call('HSET', KEYS[2], entry, top[1])
 return {entry, top[1]}
 """
-# Queue a request (KEYS: duplicate filter, queue; ARGV: fingerprint, "" for a request that
-# is not filtered; score; the encoded request) unless its fingerprint was seen. 1: queued.
+# Queue a request unless its fingerprint was seen or its page was claimed. KEYS: duplicate
+# filter, queue, and for a claimed page its PageClaim's sets (claim, other, budget). ARGV:
+# fingerprint ("" for a request that is not filtered), score, the encoded request, and the
+# page's key and budget. 1: queued; 0: a duplicate; 2: claimed already or over the budget.
 _PUSH_UNSEEN = """
+if #KEYS > 2 then
+  if redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 1 then return 2 end
+  if KEYS[4] ~= KEYS[3] and redis.call('SISMEMBER', KEYS[4], ARGV[4]) == 1 then return 2 end
+  local budget = tonumber(ARGV[5])
+  if budget > 0 and redis.call('SCARD', KEYS[5]) >= budget then return 2 end
+end
 if ARGV[1] ~= '' and redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+if #KEYS > 2 then redis.call('SADD', KEYS[3], ARGV[4]) end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return 1
 """
@@ -131,6 +142,7 @@ class ReliableScheduler(Scheduler):
             return None  # nothing can be said to Redis; the heartbeat will expire
         if reason != "finished":  # stopped early (Ctrl-C): others take its requests over
             self._requeue(self.worker)
+            put_back_started(self.server, self.prefix, self.worker)
         else:  # every request it was handed is done; one Redis took for it but it never got
             # (a reply lost to a restart, the step retried) was not: put it back
             entries = {as_text(e) for e in self.server.hkeys(self.inflight_key)}
@@ -139,6 +151,10 @@ class ReliableScheduler(Scheduler):
                 count = self._requeue(self.worker, never_handed)
                 logger.warning("%d requests taken for this worker but never handed to it are "
                                "back in the queue", count)  # fmt: skip
+            sites = put_back_started(self.server, self.prefix, self.worker)
+            if sites:  # taken for it (a reply lost to a restart), never started
+                logger.warning("%d sites taken for this worker but never started are back in "
+                               "the site queue", sites)  # fmt: skip
         self.server.delete(self.inflight_key, f"{self.prefix}:worker:{self.worker}")
         self.server.srem(f"{self.prefix}:workers", self.worker)
         return super().close(reason)
@@ -155,23 +171,31 @@ class ReliableScheduler(Scheduler):
             self.stop_for_redis(error)
 
     def enqueue_request(self, request: Request) -> bool:
-        """Queue ``request`` unless the duplicate filter has seen it: one atomic step, so
-        that a Redis that dies in between cannot keep the fingerprint and lose the
-        request (its links would then be filtered out for good)."""
+        """Queue ``request`` unless the duplicate filter has seen it, or the page it
+        claims (``meta[CLAIM_META]``) was claimed: one atomic step, so that a Redis that
+        dies in between cannot keep the fingerprint or the claim and lose the request (its
+        page would then be skipped for good). A page claimed here is said with the
+        ``page_claimed`` signal."""
+        claim = request.meta.pop(CLAIM_META, None)  # not queued: requests made of it claim nothing
         fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
+        keys = [self.df.key, self.queue.key]
+        args = [fingerprint, -request.priority, self.queue._encode_request(request)]
+        if claim is not None:
+            keys += claim.keys(self.prefix)
+            args += [claim.key, claim.budget]
         try:
-            queued = GUARD(
-                self.push_script,
-                keys=[self.df.key, self.queue.key],
-                args=[fingerprint, -request.priority, self.queue._encode_request(request)],
-            )
+            queued = GUARD(self.push_script, keys=keys, args=args)
         except NotDelivered:  # the page that led here stays in flight: nothing lost
+            return False
+        if queued == 2:  # another page, or another worker, claimed it first
             return False
         if not queued:
             self.df.log(request, self.spider)
             return False
         if self.stats:
             self.stats.inc_value("scheduler/enqueued/redis")
+        if claim is not None:
+            self.crawler.signals.send_catch_log(page_claimed, request=request, claim=claim)
         return True
 
     def next_request(self) -> Request | None:
@@ -232,6 +256,9 @@ class ReliableScheduler(Scheduler):
             "back; the pages it had not finished wait there, nothing is lost.",
             error,
         )
+        # The pages it holds (a site's first pages, waiting for its model) are let go
+        # now: held, they would keep the engine from closing.
+        self.crawler.signals.send_catch_log(signal=redis_lost, error=error)
         engine = self.crawler.engine
         if engine is not None:
             reactor.callLater(
@@ -266,12 +293,14 @@ class ReliableScheduler(Scheduler):
                                    ex=self.timeout):  # fmt: skip
                 continue
             count = self._requeue(other)
+            sites = put_back_started(self.server, self.prefix, other)
             self.server.srem(f"{self.prefix}:workers", other)
             recovered += count
             logger.warning(
                 "Worker %s stopped answering (no heartbeat for %d s): its %d unfinished "
-                "requests are back in the queue",
+                "requests are back in the queue%s",
                 other, self.timeout, count,
+                f", and {sites} sites it had not started in the site queue" if sites else "",
             )  # fmt: skip
         return recovered
 

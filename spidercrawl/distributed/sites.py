@@ -4,35 +4,30 @@
   ``python -m spidercrawl.enqueue``; an idle worker pops one and starts its discovery;
 - ``PREFIX:sites``: every site's line by name, so that a worker can handle the pages of a
   site another worker started;
+- ``PREFIX:sites:starting:WORKER``: the sites a worker took and has not yet queued the
+  start requests of (put back in the queue if it stops answering first);
 - ``PREFIX:claimed:render:SITE`` / ``PREFIX:claimed:visit:SITE``: the pages sent to the
   browser / fetched plainly, each claimed once across workers; the first set's size is the
-  site's ``max_pages`` budget.
+  site's ``max_pages`` budget. A page is claimed in the step that queues its request
+  (:class:`PageClaim`, the scheduler's script): a claim without its request would keep
+  the page from every later reading of the sitemap.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from scrapy.crawler import Crawler
 
 from spidercrawl.distributed import GUARD, NotDelivered, as_text, key_prefix, redis_client
-from spidercrawl.sites import Ledger, SiteSpec, parse_site_line
+from spidercrawl.sites import SiteSpec, parse_site_line
 
 logger = logging.getLogger(__name__)
-
-# Adds a page to a site's set of claimed pages unless it is there or the budget is spent.
-_CLAIM = """
-local budget = tonumber(ARGV[2])
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 0 end
-if KEYS[2] ~= KEYS[1] and redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
-if budget > 0 and redis.call('SCARD', KEYS[3]) >= budget then return 0 end
-redis.call('SADD', KEYS[1], ARGV[1])
-return 1
-"""
-
 
 # How long an idle worker waits for requests in flight, in REDIS_WORKER_TIMEOUTs.
 FLIGHT_WAIT_FACTOR = 1.5
@@ -74,11 +69,14 @@ class RedisSiteQueue:
     def push(self, specs: Iterable[SiteSpec]) -> int:
         return push_sites(self.redis, self.prefix, specs)
 
-    def pop(self) -> SiteSpec | None:
-        """The next site to start, or None when the queue is empty."""
+    def pop(self, worker: str) -> StartedSite | None:
+        """The next site to start, or None when the queue is empty. It moves to the
+        worker's ``sites:starting`` list in the same step, and stays there until its start
+        requests are queued (:meth:`started`): a Redis that dies in between loses no site."""
+        queue, starting = f"{self.prefix}:sites:queue", starting_key(self.prefix, worker)
         while True:
             try:
-                raw = GUARD(self.redis.lpop, f"{self.prefix}:sites:queue")
+                raw = GUARD(self.redis.lmove, queue, starting, "LEFT", "RIGHT")
             except NotDelivered:
                 return None
             if raw is None:
@@ -88,11 +86,19 @@ class RedisSiteQueue:
                 spec = parse_site_line(line)
             except ValueError as error:
                 logger.error("Skipped a bad site line from Redis: %s", error)
+                spec = None
+            if spec is None:
+                self.started(StartedSite(SiteSpec.parse("-"), raw, worker))
                 continue
-            if spec is not None:
-                self.idle_since = None
-                logger.info("%s: taken from the Redis site queue", spec.name)
-                return spec
+            self.idle_since = None
+            logger.info("%s: taken from the Redis site queue", spec.name)
+            return StartedSite(spec, raw, worker)
+
+    def started(self, site: StartedSite) -> None:
+        """The site's start requests are queued: it leaves the worker's starting list
+        (left there when Redis does not answer, for the next worker to start it)."""
+        with contextlib.suppress(NotDelivered):
+            GUARD(self.redis.lrem, starting_key(self.prefix, site.worker), 1, site.raw)
 
     def spec(self, name: str) -> SiteSpec | None:
         """A site started by any worker (its base URL, for a local copy)."""
@@ -154,6 +160,28 @@ class RedisSiteQueue:
         return sum(int(self.redis.hlen(key)) for key in keys)
 
 
+@dataclass(frozen=True)
+class StartedSite:
+    """A site taken from the queue by ``worker``, as the queue held it (``raw``)."""
+
+    spec: SiteSpec
+    raw: bytes | str
+    worker: str
+
+
+def starting_key(prefix: str, worker: str) -> str:
+    return f"{prefix}:sites:starting:{worker}"
+
+
+def put_back_started(redis: Any, prefix: str, worker: str) -> int:
+    """Put the sites ``worker`` took but had not started back at the head of the queue
+    (each move one atomic step); how many."""
+    moved = 0
+    while redis.lmove(starting_key(prefix, worker), f"{prefix}:sites:queue", "RIGHT", "LEFT"):
+        moved += 1
+    return moved
+
+
 def push_sites(redis: Any, prefix: str, specs: Iterable[SiteSpec]) -> int:
     """Queue sites for any worker; each site's line is kept by name for all workers. A site
     queued again is crawled afresh: its claimed pages are forgotten (what was delivered is
@@ -167,28 +195,24 @@ def push_sites(redis: Any, prefix: str, specs: Iterable[SiteSpec]) -> int:
     return pushed
 
 
-class RedisLedger(Ledger):
-    """Pages claimed per site across every worker, with the ``max_pages`` budget."""
+@dataclass(frozen=True)
+class PageClaim:
+    """A page of ``site`` to be sent to the browser (``render``) or fetched plainly
+    (``visit``) by one worker only, within the site's budget of ``budget`` rendered pages
+    (0: none). It rides in the request's meta to the scheduler, which claims the page and
+    queues the request in one script."""
 
-    def __init__(self, redis: Any, prefix: str) -> None:
-        self.redis = redis
-        self.prefix = prefix
-        self.claim = redis.register_script(_CLAIM)
+    kind: str  # "render" or "visit"
+    site: str
+    key: str  # the canonical URL
+    budget: int = 0
 
-    def _keys(self, site: str) -> tuple[str, str]:
-        return f"{self.prefix}:claimed:render:{site}", f"{self.prefix}:claimed:visit:{site}"
+    def keys(self, prefix: str) -> list[str]:
+        """The set it is claimed in, the other set it must not be in, the budget's set."""
+        render = f"{prefix}:claimed:render:{self.site}"
+        if self.kind == "render":
+            return [render, render, render]
+        return [f"{prefix}:claimed:visit:{self.site}", render, render]
 
-    def claim_render(self, site: str, key: str, max_pages: int) -> bool:
-        render, _ = self._keys(site)
-        return self._claim([render, render, render], key, max_pages)
 
-    def claim_visit(self, site: str, key: str, max_pages: int) -> bool:
-        render, visit = self._keys(site)
-        return self._claim([visit, render, render], key, max_pages)
-
-    def _claim(self, keys: list[str], key: str, max_pages: int) -> bool:
-        """Claimed; not when Redis is down (the page that led here is crawled again)."""
-        try:
-            return bool(GUARD(self.claim, keys=keys, args=[key, max_pages]))
-        except NotDelivered:
-            return False
+CLAIM_META = "page_claim"  # request.meta: the PageClaim the scheduler makes with its push

@@ -25,6 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 DIRECTIVES = ("noai", "noimageai", "noindex")
+# Directives that stand for others: ``none`` is ``noindex, nofollow`` (Google's and
+# Bing's reading; nofollow is not a reservation of the text).
+ALIASES = {"none": ("noindex",)}
 TDM = "tdm"
 RESERVATIONS = (*DIRECTIVES, TDM)
 # What ``RESPECT_RESERVATIONS = True`` keeps back: the opt-outs from AI and text and data
@@ -57,8 +60,8 @@ def robots_directives(value: str, agents: Iterable[str] = (), agent: str = "") -
         if colon and (name == "*" or _AGENT.match(name)) and name not in _VALUED_RULES:
             current, part = ("" if name == "*" else name), rest
         token = part.strip()
-        if token in DIRECTIVES and (not current or current in ours):
-            found.add(token)
+        if not current or current in ours:
+            found.update(d for d in ALIASES.get(token, (token,)) if d in DIRECTIVES)
     return found
 
 
@@ -74,7 +77,7 @@ def agent_robots_metas(metas: Iterable[tuple[str, str]]) -> dict[str, str]:
         if agent == "robots" or not _AGENT.match(agent):
             continue
         tokens = (part.rsplit(":", 1)[-1].strip() for part in content.lower().split(","))
-        if any(token in DIRECTIVES for token in tokens):
+        if any(token in DIRECTIVES or token in ALIASES for token in tokens):
             found.setdefault(AGENT_META_PREFIX + agent, content.strip()[:200])
             if len(found) >= MAX_AGENT_METAS:
                 break

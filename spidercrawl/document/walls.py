@@ -54,6 +54,19 @@ _CHALLENGE_MARKS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          r"verifying you are (a )?human"),
     )
 )  # fmt: skip
+# Words each challenge's marks cannot match without (lower case): most pages hold none,
+# and a search for them in the lowered page is a fraction of the patterns' own searches.
+_CHALLENGE_WORDS: dict[str, tuple[str, ...]] = {
+    "Cloudflare challenge": ("just a moment...", "attention required! | cloudflare",
+                             "cf_chl_opt", "cf-browser-verification",
+                             "enable javascript and cookies to continue",
+                             "checking your browser", "checking if the site connection"),
+    "AWS WAF challenge": ("gokuprops", "awswafintegration."),
+    "DataDome captcha": ("captcha-delivery.com",),
+    "PerimeterX captcha": ("px-captcha", "hold to confirm"),
+    "Akamai block": ("access denied",),
+    "JavaScript wall": ("please enable javascript", "please enable js", "verifying you are"),
+}  # fmt: skip
 _HEADER_MARKS = (
     ("cf-mitigated", "Cloudflare challenge"),
     ("x-amzn-waf-action", "AWS WAF challenge"),
@@ -95,7 +108,13 @@ def recognise_wall(status: int, headers: Mapping[str, str], html: str) -> Wall |
         return None
     if lowered.get("cf-mitigated", "").lower() == "challenge":
         return Wall("Cloudflare challenge", status)
-    kind = _kind_of(head, {}, _CHALLENGE_MARKS)
+    lowered_head = head.lower()
+    marks = tuple(
+        (kind, pattern)
+        for kind, pattern in _CHALLENGE_MARKS
+        if any(word in lowered_head for word in _CHALLENGE_WORDS[kind])
+    )  # the patterns a page could match: for most pages, none
+    kind = _kind_of(head, {}, marks) if marks else None
     if kind is None or visible_words(head) >= MAX_WALL_WORDS:
         return None
     return Wall(kind, status)

@@ -48,7 +48,7 @@ from spidercrawl.learn.model import LearningError, SiteModel
 from spidercrawl.learn.page import Page
 from spidercrawl.learn.site_learner import HeldPage, SiteLearner
 from spidercrawl.learn.store import ModelStore
-from spidercrawl.signals import site_model_changed, site_needs_browser
+from spidercrawl.signals import redis_lost, site_model_changed, site_needs_browser
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +95,7 @@ class SiteLearningPipeline:
         pipeline = cls(crawler)
         crawler.signals.connect(pipeline.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(pipeline.redis_lost, signal=redis_lost)
         return pipeline
 
     @property
@@ -113,10 +114,26 @@ class SiteLearningPipeline:
         try:
             self.learner.settle_all("the crawl ended", final=True)
         except DropItem as error:  # Redis is gone: held pages stay in flight there
-            logger.warning("Held pages not extracted (%s); they are crawled again", error)
-            for held in self.learner.take_all_held():
-                if not held.waiter.done():
-                    held.waiter.set_exception(error)
+            self._let_go(error)
+
+    def redis_lost(self, error: Exception) -> None:
+        """Redis stopped answering: the held pages are let go at once (their sites cannot
+        settle without it, and held they keep the engine from closing)."""
+        from spidercrawl.distributed import RedisDownError
+
+        self._let_go(RedisDownError(f"Redis stopped answering ({error})"))
+
+    def _let_go(self, error: DropItem) -> None:
+        """Fail every held page with ``error``: not delivered, it stays in flight in Redis
+        and the next worker crawls it again."""
+        held = [h for h in self.learner.take_all_held() if not h.waiter.done()]
+        if held:
+            logger.warning(
+                "%d held pages not extracted (%s); they wait in Redis for the next worker",
+                len(held), error,
+            )  # fmt: skip
+        for entry in held:
+            entry.waiter.set_exception(error)
 
     # -- the learner's host -----------------------------------------------------------------
     def release(self, site: str, held: list[HeldPage]) -> None:
@@ -169,7 +186,11 @@ class SiteLearningPipeline:
                 self.count("learn/known_layout_while_relearning")
                 return known
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self.learner.hold(site, page.item, future)  # the item only: held pages keep no blocks
+        try:
+            self.learner.hold(site, page.item, future)  # the item only: no blocks are held
+        except DropItem:  # Redis is gone: the page is not held, but dropped (in flight)
+            future.cancel()
+            raise
         return await future
 
     def _drop_if_not_article(self, page: Page, model: SiteModel | None) -> None:

@@ -72,6 +72,7 @@ from spidercrawl.document.reservations import TdmPolicy
 from spidercrawl.document.response import ResponseHead
 from spidercrawl.document.walls import Wall, visible_words
 from spidercrawl.items import PageItem
+from spidercrawl.signals import page_claimed
 from spidercrawl.sites import Ledger, LocalLedger, SiteSpec, sites_from_arguments
 
 logger = logging.getLogger(__name__)
@@ -176,11 +177,11 @@ class NewsSpider(scrapy.Spider):
             crawler.signals.connect(spider.on_robots, signal=signals.robots_parsed)
         # Read by the render add-on, which runs after the spider is created.
         if settings.get("REDIS_URL"):  # sites arrive during the crawl, from anywhere
-            from spidercrawl.distributed.sites import RedisLedger, RedisSiteQueue
+            from spidercrawl.distributed.sites import RedisSiteQueue
 
             spider.site_queue = RedisSiteQueue.from_crawler(crawler)
-            spider.ledger = RedisLedger(spider.site_queue.redis, spider.site_queue.prefix)
             crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
+            crawler.signals.connect(spider.on_page_claimed, signal=page_claimed)
         elif all(spec.is_local_copy for spec in spider.specs):
             hosts = sorted({spec.base_host for spec in spider.specs})
             settings.set("RENDER_ALLOWED_HOSTS", hosts, priority="spider")
@@ -257,10 +258,11 @@ class NewsSpider(scrapy.Spider):
 
     def on_idle(self, spider: scrapy.Spider | None = None) -> None:
         """With Redis: take the next site from the queue, or wait while others crawl."""
-        spec = self.site_queue.pop()
-        if spec is not None:
-            for request in self._start_site(spec):
+        taken = self.site_queue.pop(self.crawler.engine.scheduler.worker)
+        if taken is not None:
+            for request in self._start_site(taken.spec):
                 self.crawler.engine.crawl(request)
+            self.site_queue.started(taken)  # its start requests are queued (or it goes back)
             raise DontCloseSpider
         if self.site_queue.keep_waiting():
             raise DontCloseSpider
@@ -398,9 +400,7 @@ class NewsSpider(scrapy.Spider):
         ledger, which starts afresh when a site is queued again: Scrapy's duplicate filter
         there outlives the run, and would let no second run fetch the site's sitemap."""
         shared = self.site_queue is not None
-        if shared and not self.ledger.claim_visit(site, canonicalize_url(url), 0):
-            return
-        yield scrapy.Request(
+        request = scrapy.Request(
             url,
             callback=callback,
             errback=self.on_discovery_error,
@@ -408,26 +408,24 @@ class NewsSpider(scrapy.Spider):
             dont_filter=shared,
             priority=priority,
         )
+        if not shared or self._claimed(request, "visit", site, 0):
+            yield request
 
     def _visit(
         self, target: SiteCrawl, url: str, source: str, hops: int
     ) -> Iterator[scrapy.Request]:
-        if not self.ledger.claim_visit(target.name, canonicalize_url(url), self.max_pages):
-            return
-        yield scrapy.Request(
+        request = scrapy.Request(
             url,
             callback=self.parse_page,
             errback=self.on_discovery_error,
             meta={"hops": hops, "discovered_by": source, "site": target.name},
             dont_filter=self.site_queue is not None,  # claimed in the ledger (see above)
         )
+        if self._claimed(request, "visit", target.name, self.max_pages):
+            yield request
 
     def _render(self, target: SiteCrawl, url: str, source: str) -> Iterator[scrapy.Request]:
-        if not self.ledger.claim_render(target.name, canonicalize_url(url), self.max_pages):
-            return
-        target.scheduled += 1
-        self.crawler.stats.inc_value(f"spidercrawl/discovery/{source}")
-        yield scrapy.Request(
+        request = scrapy.Request(
             url,
             callback=self.parse_article,
             errback=self.on_render_error,
@@ -435,6 +433,33 @@ class NewsSpider(scrapy.Spider):
             dont_filter=True,  # the same URL may have been fetched plainly before
             priority=5,
         )
+        if not self._claimed(request, "render", target.name, self.max_pages):
+            return
+        if self.site_queue is None:  # with Redis, counted once claimed (on_page_claimed)
+            self._count_scheduled(target, source)
+        yield request
+
+    def _claimed(self, request: scrapy.Request, kind: str, site: str, max_pages: int) -> bool:
+        """Whether ``request`` may go, its page (``kind``: render or visit) claimed for
+        this run. With Redis the scheduler claims it as it queues the request, in one step
+        (a claim left without its request, Redis dying in between, lost the page)."""
+        key = canonicalize_url(request.url)
+        if self.site_queue is None:
+            claim = self.ledger.claim_render if kind == "render" else self.ledger.claim_visit
+            return claim(site, key, max_pages)
+        from spidercrawl.distributed.sites import CLAIM_META, PageClaim
+
+        request.meta[CLAIM_META] = PageClaim(kind, site, key, max_pages)
+        return True
+
+    def on_page_claimed(self, request: scrapy.Request, claim: Any) -> None:
+        """With Redis: a page this worker sent to the browser was claimed and queued."""
+        if claim.kind == "render":
+            self._count_scheduled(self._target(request.meta), request.meta.get("discovered_by"))
+
+    def _count_scheduled(self, target: SiteCrawl, source: str | None) -> None:
+        target.scheduled += 1
+        self.crawler.stats.inc_value(f"spidercrawl/discovery/{source or 'link'}")
 
     # --- rendered pages ------------------------------------------------------------
 
@@ -550,7 +575,10 @@ class NewsSpider(scrapy.Spider):
         """:meth:`_from_raw_html` of the raw HTML the plain fetch before the render kept in
         ``request.meta`` (no second fetch), as the page at ``url``."""
         raw_html = request.meta["raw_html"]
-        response = HtmlResponse(url, body=raw_html, encoding="utf-8", request=request)
+        headers = [tuple(pair) for pair in request.meta.get("raw_headers") or ()]
+        response = HtmlResponse(
+            url, headers=headers, body=raw_html, encoding="utf-8", request=request
+        )  # with the plain fetch's headers: X-Robots-Tag, tdm-reservation count here too
         yield from self._from_raw_html(target, response, reason)
 
     def parse_raw(self, response: Response) -> Iterator[PageItem]:
@@ -696,6 +724,10 @@ class NewsSpider(scrapy.Spider):
                 )  # fmt: skip
             # An unchanged site answers every page 304: nothing to render, all is well.
             unchanged = stats.get_value(f"spidercrawl/site/{target.name}/not_modified", 0)
+            if self.site_queue is not None:
+                # With Redis, the pages this worker queued may be rendered by another (or
+                # wait there for the next worker, Redis gone): not the browser's doing.
+                continue
             if target.home_failed and not target.done and not target.scheduled:
                 logger.error(
                     "%s: nothing crawled: its home page failed (%s)",
