@@ -17,6 +17,7 @@ from spidercrawl.learn import model_file
 from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import MODEL_FILE, LearningError, SiteModel, _stored_classes
 from spidercrawl.learn.parser import ParserPart
+from spidercrawl.learn.parser_view import parser_lines
 from spidercrawl.learn.rules import ExtractionRules, raw_document
 from spidercrawl.learn.selectors import Step
 from tests.test_fallbacks import FOOTER, NAV, PageBuilder, sentence
@@ -366,3 +367,17 @@ def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_st
         ("p", f"by its markup: {kind}")
         for kind in ("a date line", "a byline", "a line of one link")
     } <= markup
+
+
+def test_show_prints_the_summary_and_the_kinds_left_out_with_their_evidence(
+    boxed_model: SiteModel,
+) -> None:
+    items = [kinds_item(number) for number in range(6)]
+    content = [(page, index) for page in range(6) for index in range(7)]
+    model = copy.deepcopy(boxed_model)
+    model.rules_ = ExtractionRules().fit([item for item, *_ in items], content)
+    lines = list(parser_lines(model, "quay.example"))
+    summary = [line for line in lines if line.split()[:2] == ["summary", "div#highlights"]]
+    assert summary and "story highlights right before the story; 6 pages" in summary[0], lines
+    for kind in ("a caption", "a date line", "a byline", "a line of one link"):
+        assert any(f"(by its markup: {kind}; 6 pages" in line for line in lines), (kind, lines)

@@ -27,8 +27,9 @@ Stages, in order:
    (``time_budget`` seconds from the chain's start, ``EXTRACT_TIME_BUDGET`` in a crawl):
    past it, our own article stands and the note says so.
 4. Where the extractor of stage 1-3 raises, the next makes the article: the consensus
-   (when a site model raised and the page's blocks were built), then text density; the
-   note names the error, and :attr:`ChainResult.errors` lists it for the caller to count.
+   (when a site model raised on a rendered page: its parser or its classifier), then
+   text density; the note names the error, and :attr:`ChainResult.errors` lists it for
+   the caller to count.
 5. Never empty where text density finds text.
 """
 
@@ -215,12 +216,11 @@ class ExtractionChain:
         error: Exception,
         errors: list[ExtractorError],
     ) -> tuple[Any, str, str]:
-        """Stage 4: the consensus where the site model or the rules raised and the page's
-        blocks were built, else text density; an empty article only where density raises
-        too."""
+        """Stage 4: the consensus where the site model (its parser or its classifier)
+        raised, else text density; an empty article only where density raises too."""
         errors.append(ExtractorError("extraction", error))
         note = f"{errors[-1].describe()} in the first extractor"
-        if model is not None and page.has_blocks and self.consensus is not None:
+        if model is not None and not page.plain and self.consensus is not None:
             try:
                 extraction, how = self.consensus.extract(page)
                 return extraction, "unseen", f"{note}; {how}"
