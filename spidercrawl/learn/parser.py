@@ -669,11 +669,11 @@ def induce(pages: Sequence[PageEvidence]) -> Induced:
     containers = [_with_evidence(key, pages, insides[key]) for key in keys]
     exclusions = _exclusions(pages, keys, insides)
     summaries = _summaries(pages, keys, insides)
+    by_vote = {part.steps for part in summaries}
     summaries += [
-        part
-        for part in _summaries_before_the_story(pages, keys, insides)
-        if part.steps not in {known.steps for known in summaries}
-    ]
+        part for part in _summaries_before_the_story(pages, keys, insides)
+        if part.steps not in by_vote
+    ]  # fmt: skip
     markup = _markup_parts(pages, keys, insides)
     kept = [part for part in markup if part.kind == "kept"]
     taken = wanted = 0
