@@ -5,8 +5,8 @@
 
 Every reader (text density, readability-lxml, trafilatura and its recall reading) reads
 every dev page once (kept in ``--cache``: a second run only decides). Then each setting of
-a grid of :class:`~spidercrawl.extract.arbiter.ArbiterSettings` is run through
-:func:`~spidercrawl.extract.arbiter.arbitrate` on every page and scored: site datasets by
+a grid of :class:`~spidercrawl.extract.decision.DecisionSettings` is run through
+:func:`~spidercrawl.extract.decision.arbitrate` on every page and scored: site datasets by
 word-level LCS F1 over all pages (an empty article scores 0; the article body, without the
 headline), snippet datasets as trafilatura's project scores its benchmark. For each dataset
 held out, the setting with the best mean gain over trafilatura on the others is chosen and
@@ -39,21 +39,25 @@ from spidercrawl.evaluate.snippets import (  # noqa: E402
     read_snippet_pages,
     score_page,
 )
-from spidercrawl.extract import arbiter as arbiter_module  # noqa: E402
+from spidercrawl.extract import decision as decision_module  # noqa: E402
+from spidercrawl.extract import readers as readers_module  # noqa: E402
 from spidercrawl.extract.api import extract_html  # noqa: E402
-from spidercrawl.extract.arbiter import (  # noqa: E402
+from spidercrawl.extract.decision import (  # noqa: E402
+    DecisionSettings,
+    MarkupEvidence,
+    arbitrate,
+    markup_evidence,
+)
+from spidercrawl.extract.readers import (  # noqa: E402
     DENSITY,
+    PEER_FACTORIES,
+    PEER_VARIANTS,
     READABILITY,
     TRAFILATURA,
     TRAFILATURA_RECALL,
-    ArbiterSettings,
-    MarkupEvidence,
-    Readers,
-    arbitrate,
-    markup_evidence,
+    PageReadings,
     word_f1,
 )
-from spidercrawl.extract.consensus import PEER_FACTORIES, PEER_VARIANTS  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot, find_site_dirs, is_site_dir  # noqa: E402
 from spidercrawl.text import tokenize  # noqa: E402
 
@@ -73,7 +77,7 @@ class PageTask:
 
 @dataclass
 class Article:
-    """A reader's article, as :class:`Readers` holds it."""
+    """A reader's article, as :class:`PageReadings` holds it."""
 
     text: str
 
@@ -132,7 +136,7 @@ def read_page(task: PageTask) -> dict:
             "markers": list(markup_evidence(html).markers)}  # fmt: skip
 
 
-def grid() -> list[ArbiterSettings]:
+def grid() -> list[DecisionSettings]:
     markers = [("viewport", "json-ld", "lazy images"), ("viewport",), None]
     settings = []
     for marks, agreement, agreeing, lead, modern in itertools.product(
@@ -141,7 +145,12 @@ def grid() -> list[ArbiterSettings]:
     ):  # fmt: skip
         if marks is None and modern is not None:
             continue
-        settings.append(ArbiterSettings(agreement, agreeing, lead, modern, marks))
+        settings.append(
+            DecisionSettings(
+                older_agreement=agreement, older_agreeing_reader=agreeing,
+                older_traf_lead=lead, modern_traf_lead=modern, markers=marks,
+            )
+        )  # fmt: skip
     return settings
 
 
@@ -157,18 +166,20 @@ def remembered_word_f1(first: list[str], second: list[str]) -> float:
     return _agreements[key][0]
 
 
-arbiter_module.word_f1 = remembered_word_f1  # the grid asks each pair ~100 times
+# the grid asks each pair ~100 times
+decision_module.word_f1 = readers_module.word_f1 = remembered_word_f1
 
 
-def decide(page: dict, settings: ArbiterSettings | None) -> str:
+def decide(page: dict, settings: DecisionSettings | None) -> str:
     """The text the arbiter delivers for ``page`` (None: trafilatura's, the reference)."""
     if settings is None:
         return page["texts"][TRAFILATURA] or ""
     found = {name: Article(text or "") for name, text in page["texts"].items()}
     if "words" not in page:
         page["words"] = {name: tokenize(article.text) for name, article in found.items()}
-    readers = Readers(lambda name: Article(""), found, dict(page["words"]))
-    verdict = arbitrate(readers, MarkupEvidence(tuple(page["markers"])), set(READERS), settings)
+    readings = PageReadings({name: lambda: Article("") for name in READERS})
+    readings.found, readings._words = found, dict(page["words"])
+    verdict = arbitrate(readings, MarkupEvidence(tuple(page["markers"])), settings)
     return found[verdict.source].text if verdict.source else found[DENSITY].text
 
 

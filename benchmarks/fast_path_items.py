@@ -30,7 +30,7 @@ from spidercrawl.document.html import parse_raw_html  # noqa: E402
 from spidercrawl.document.page import first_description  # noqa: E402
 from spidercrawl.extract.chain import ExtractionChain  # noqa: E402
 from spidercrawl.extract.item import article_item  # noqa: E402
-from spidercrawl.extract.raw_consensus import RawHtmlConsensus  # noqa: E402
+from spidercrawl.extract.readers import Peers  # noqa: E402
 from spidercrawl.learn.model import SiteModel  # noqa: E402
 from spidercrawl.learn.rules import FastPathArticle  # noqa: E402
 from spidercrawl.memory import content_hash  # noqa: E402
@@ -76,7 +76,7 @@ class Stopwatch:
         self.last = now
 
 
-CHAIN = ExtractionChain(raw=RawHtmlConsensus())  # as the crawl's pipeline, default settings
+CHAIN = ExtractionChain(peers=Peers())  # as the crawl's pipeline, default settings
 
 
 def ours(

@@ -24,11 +24,20 @@ sys.path.insert(0, str(REPO))
 from spidercrawl.document.html import decode_html  # noqa: E402
 from spidercrawl.evaluate.metrics import score_text  # noqa: E402
 from spidercrawl.extract.api import extract_html  # noqa: E402
-from spidercrawl.extract.consensus import PEER_FACTORIES, medoid, peer_text  # noqa: E402
+from spidercrawl.extract.decision import medoid  # noqa: E402
+from spidercrawl.extract.readers import PEER_FACTORIES  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot, find_site_dirs  # noqa: E402
 from spidercrawl.text import tokenize  # noqa: E402
 
 NAMES = ("ours", "trafilatura", "readability")
+
+
+def peer_text(peer, html: str) -> str:
+    """A peer's text of ``html``, empty where it fails (one voice less)."""
+    try:
+        return peer(html)
+    except Exception:
+        return ""
 
 
 def pages(root: Path) -> list[dict]:
@@ -47,10 +56,11 @@ def pages(root: Path) -> list[dict]:
                 gold, ours = gold_path.read_text("utf-8"), extract_html(raw, url)["text"]
                 row = {"dataset": dataset.name, "site": site_dir.name, "url": url}
                 row.update(gold=gold, ours=ours)
-                row.update({name: peer_text(name, peer, text) for name, peer in peers.items()})
+                row.update({name: peer_text(peer, text) for name, peer in peers.items()})
                 for name in NAMES:
                     row[f"f1_{name}"] = score_text(row[name], row["gold"]).f1 if row[name] else 0.0
-                chosen, row["agreement"] = medoid({name: row[name] for name in NAMES}, {})
+                words = {name: tokenize(row[name]) for name in NAMES}
+                chosen, row["agreement"] = medoid(words, {})
                 row["medoid"] = chosen or "ours"
                 row["f1_medoid"] = row[f"f1_{row['medoid']}"]
                 rows.append(row)

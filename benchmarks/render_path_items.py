@@ -8,8 +8,8 @@ page items (blocks, rendered and raw HTML), as the capture middleware hands them
 model is learned from the first ``LEARN_MIN_PAGES`` of them. Then, in one process, each
 page goes through what the crawl does with a rendered page of a learned site, in the
 crawl's own functions and order: the post splitter's look for several posts, the page's
-blocks and kind, the site model's article (:func:`learned_extraction`), the peers' check of
-it on the raw HTML (``ConsensusExtractor.confirm_learned``: readability-lxml, and
+blocks and kind, the site model's article and the peers' check of it on the raw HTML (the
+extraction chain's one decision: readability-lxml, and
 trafilatura only where readability-lxml disagrees with the model), the article item, and
 the incremental and feed pipelines. Prints milliseconds per page of each stage; the
 issue's bar is 20 ms in all.
@@ -28,11 +28,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from spidercrawl.extract.article import learned_extraction  # noqa: E402
-from spidercrawl.extract.consensus import ConsensusExtractor  # noqa: E402
+from spidercrawl.extract.chain import ExtractionChain  # noqa: E402
 from spidercrawl.extract.item import article_item  # noqa: E402
 from spidercrawl.extract.page_kind import page_kind  # noqa: E402
 from spidercrawl.extract.posts import split_posts  # noqa: E402
+from spidercrawl.extract.readers import Peers  # noqa: E402
 from spidercrawl.extract.unseen import UnseenExtractor  # noqa: E402
 from spidercrawl.learn.model import SiteModel  # noqa: E402
 from spidercrawl.learn.page import Page  # noqa: E402
@@ -40,7 +40,7 @@ from spidercrawl.memory import content_hash  # noqa: E402
 from spidercrawl.pipelines.jsonfeed import feed_item  # noqa: E402
 from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402
 
-PEERS_STAGE = "peers' check (readability-lxml; trafilatura where it disagrees)"
+PEERS_STAGE = "site model and peers' check (readability-lxml; trafilatura if it disagrees)"
 from spidercrawl.serve import serving  # noqa: E402
 
 SITE = "harbourtimes.example"
@@ -73,7 +73,7 @@ class Stopwatch:
 
 
 def one_pass(
-    pages: list[dict], model: SiteModel, consensus: ConsensusExtractor, watch: Stopwatch
+    pages: list[dict], model: SiteModel, chain: ExtractionChain, watch: Stopwatch
 ) -> dict[str, int]:
     methods: dict[str, int] = defaultdict(int)
     for item in pages:
@@ -83,10 +83,8 @@ def one_pass(
         page = Page(item)  # its blocks built once, as the crawl's pipeline does
         page_kind(page)
         watch.lap("blocks and page kind")
-        learned = learned_extraction(page, model, consensus.unseen)
-        watch.lap("site model (SVM and widening)")
-        confirmed, _ = consensus.confirm_learned(page, learned)
-        extraction, method = confirmed.extraction, confirmed.method
+        result = chain.extract(page, model)
+        extraction, method = result.extraction, result.method
         watch.lap(PEERS_STAGE)
         article = article_item(page, extraction, method, model)
         watch.lap("article item (metadata, headline, assembly)")
@@ -104,12 +102,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         pages = rendered_pages(Path(folder))
     model = SiteModel().fit(pages[:LEARN_PAGES])
-    consensus = ConsensusExtractor(UnseenExtractor.load())
-    one_pass(pages, model, consensus, Stopwatch())  # warm-up: imports, caches
+    chain = ExtractionChain(UnseenExtractor.load(), Peers())
+    one_pass(pages, model, chain, Stopwatch())  # warm-up: imports, caches
     watch = Stopwatch()
     methods: dict[str, int] = defaultdict(int)
     for _ in range(args.repeat):
-        for method, count in one_pass(pages, model, consensus, watch).items():
+        for method, count in one_pass(pages, model, chain, watch).items():
             methods[method] += count
     count = len(pages) * args.repeat
     print(f"{count} rendered pages ({len(pages)} x {args.repeat}), one process; methods: "

@@ -169,7 +169,7 @@ ARTICLES_ONLY = True  # home, section, tag pages are dropped, not delivered (ext
 UNSEEN_ENABLED = True  # sites without a model: cross-site model + text density (False: density)
 UNSEEN_CONSENSUS = True  # ... and trafilatura + readability on the raw HTML: their medoid
 # Pages no browser rendered (the fast path, a failed render): text density, readability and
-# trafilatura on the raw HTML, one of them chosen by the arbiter (extract/arbiter.py) from
+# trafilatura on the raw HTML, one of them chosen by the decision (extract/decision.py) from
 # the page's markup and their agreement. False: density alone.
 RAW_CONSENSUS = True
 # The fast path's rules' article checked against text density's reading of the same raw

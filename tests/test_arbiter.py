@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 
 import spidercrawl
-from spidercrawl.extract.arbiter import markup_evidence
 from spidercrawl.extract.chain import ExtractionChain
-from spidercrawl.extract.raw_consensus import RawHtmlConsensus
+from spidercrawl.extract.decision import markup_evidence
+from spidercrawl.extract.readers import Peers
 from tests.test_raw_consensus import story_page, story_paragraphs
 
 VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -44,13 +44,13 @@ def test_on_todays_markup_trafilaturas_reading_is_the_article() -> None:
 
 def test_on_older_markup_text_density_stands_where_readability_agrees() -> None:
     paragraphs = story_paragraphs()
-    consensus = RawHtmlConsensus()
+    consensus = Peers()
     asked: list[str] = []
-    real = dict(consensus.peers)
-    consensus.peers = {
+    real = dict(consensus.extractors)
+    consensus.extractors = {
         name: (lambda html, n=name: asked.append(n) or real[n](html)) for name in real
     }
-    result = ExtractionChain(raw=consensus).extract(plain_item(story_page(paragraphs)), None)
+    result = ExtractionChain(peers=consensus).extract(plain_item(story_page(paragraphs)), None)
     assert "older markup: readability agrees with text density" in result.note, result.note
     assert result.method == "density" and result.note.endswith(": density's reading")
     assert asked == ["readability"]  # trafilatura's reading could not change the article
@@ -59,14 +59,14 @@ def test_on_older_markup_text_density_stands_where_readability_agrees() -> None:
 
 def test_a_reader_that_raises_leaves_the_decision_to_the_others_and_the_note_says_so() -> None:
     paragraphs = story_paragraphs()
-    consensus = RawHtmlConsensus()
+    consensus = Peers()
 
     def broken(html: str) -> str:
         raise RecursionError("maximum recursion depth exceeded")
 
-    consensus.peers = {**consensus.peers, "trafilatura": broken}
-    consensus.variants = dict.fromkeys(consensus.variants, broken)
-    result = ExtractionChain(raw=consensus).extract(plain_item(modern_page(paragraphs)), None)
+    consensus.extractors = {**consensus.extractors, "trafilatura": broken,
+                            "trafilatura-recall": broken}  # fmt: skip
+    result = ExtractionChain(peers=consensus).extract(plain_item(modern_page(paragraphs)), None)
     assert result.errors == [] and result.extraction.text
     assert "trafilatura found almost nothing; the medoid of the others" in result.note
     assert "trafilatura failed (RecursionError: maximum recursion depth exceeded)" in result.note
@@ -75,9 +75,9 @@ def test_a_reader_that_raises_leaves_the_decision_to_the_others_and_the_note_say
 
 def test_where_trafilatura_finds_almost_nothing_its_reading_that_keeps_more_is_asked() -> None:
     paragraphs = story_paragraphs()
-    consensus = RawHtmlConsensus()
-    consensus.peers = {**consensus.peers, "trafilatura": lambda html: "Harbour repairs"}
-    result = ExtractionChain(raw=consensus).extract(plain_item(modern_page(paragraphs)), None)
+    consensus = Peers()
+    consensus.extractors = {**consensus.extractors, "trafilatura": lambda html: "Harbour repairs"}
+    result = ExtractionChain(peers=consensus).extract(plain_item(modern_page(paragraphs)), None)
     assert result.extraction.source == "trafilatura-recall", result.note
     assert "its reading that keeps more" in result.note
     assert all(paragraph in result.extraction.text for paragraph in paragraphs)

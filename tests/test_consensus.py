@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -16,11 +17,29 @@ from spidercrawl.evaluate.site_methods import (
     unseen_grid,
     unseen_variant,
 )
-from spidercrawl.extract.consensus import OWN, ConsensusExtractor, PeerExtraction, medoid
+from spidercrawl.extract.chain import ExtractionChain
+from spidercrawl.extract.cold_start import cold_start_extraction
+from spidercrawl.extract.decision import SETTINGS, UNFAMILIAR, PageFacts, decide, medoid
+from spidercrawl.extract.readers import (
+    CLASSIFIER,
+    CONTAINER,
+    DENSITY,
+    PEER_MAX_CHARS,
+    SITE_BLOCKS,
+    SITE_DENSITY,
+    PageReadings,
+    PeerExtraction,
+    Peers,
+)
 from spidercrawl.extract.unseen import UnseenExtractor
+from spidercrawl.learn.page import Page
+from spidercrawl.text import tokenize
 from tests.test_fallbacks import NAV, PageBuilder, sentence
 
 STORY = [("div", "main", ()), ("div", "", ("story",))]
+UNSEEN = UnseenExtractor.load()
+PEERS = Peers()
+OWN = "blocks"
 TEXT = {"font-size": "16px"}
 
 
@@ -31,12 +50,17 @@ def test_the_medoid_is_the_candidate_the_others_agree_with() -> None:
         "trafilatura": story + "share this",
         "readability": "by ana silva " + story,
     }
-    chosen, agreement = medoid(candidates, {OWN: 0.1})
+    chosen, agreement = medoid(words(candidates), {OWN: 0.1})
     assert chosen in ("trafilatura", "readability") and 0.4 < agreement < 0.6  # 1 and 0
     # A small bonus decides between near-equals, not against two that agree.
     tie = {OWN: story, "trafilatura": story, "readability": story}
-    assert medoid(tie, {OWN: 0.1})[0] == OWN
-    assert medoid({OWN: "", "trafilatura": story, "readability": story}, {})[0] != OWN
+    assert medoid(words(tie), {OWN: 0.1})[0] == OWN
+    empty = {OWN: "", "trafilatura": story, "readability": story}
+    assert medoid(words(empty), {})[0] != OWN
+
+
+def words(texts: dict[str, str]) -> dict[str, list[str]]:
+    return {name: tokenize(text) for name, text in texts.items()}
 
 
 def story_page(seed: int) -> tuple[dict, list[str]]:
@@ -62,7 +86,7 @@ def test_the_readability_peer_gives_readabilitys_text_and_leaves_its_cleaner_alo
     import readability.readability as readability_module
     from readability import Document
 
-    from spidercrawl.extract.consensus import PEER_FACTORIES
+    from spidercrawl.extract.readers import PEER_FACTORIES
 
     item, paragraphs = story_page(3)
     raw = (
@@ -82,7 +106,7 @@ def test_the_readability_peer_puts_cells_and_nested_items_on_lines_of_their_own(
     """Table cells and a list inside a list item are not glued to their neighbours' words,
     and a control character in a paragraph (text lxml reads but will not write) costs the
     article nothing."""
-    from spidercrawl.extract.consensus import PEER_FACTORIES
+    from spidercrawl.extract.readers import PEER_FACTORIES
     from tests.test_markdown import ARTICLE_PAGE
 
     raw = ARTICLE_PAGE.replace("the mayor said.", "the mayor \x02said.")
@@ -91,25 +115,26 @@ def test_the_readability_peer_puts_cells_and_nested_items_on_lines_of_their_own(
     assert any(line.startswith('"This is the biggest change') for line in lines)
 
 
+def chain(**settings: object) -> ExtractionChain:
+    """The crawl's chain for sites never seen, the peers real, ``settings`` changed."""
+    return ExtractionChain(UNSEEN, PEERS, settings=replace(SETTINGS, **settings))
+
+
 def test_the_crawl_extracts_a_site_never_seen_by_consensus() -> None:
-    extractor = ConsensusExtractor(UnseenExtractor.load())
-    assert set(extractor.peers) == {"trafilatura", "readability"}
+    assert set(PEERS.names()) == {"trafilatura", "readability", "trafilatura-recall"}
     page, paragraphs = story_page(3)
-    found = extractor.candidates(page)
-    assert set(found) == {OWN, "trafilatura", "readability"}
-    assert all(isinstance(found[name], PeerExtraction) for name in extractor.peers)
-    article, how = extractor.choose(found)
-    assert how.startswith("consensus of 3 extractors")
-    assert all(paragraph in article.text for paragraph in paragraphs)
-    assert "Copyright" not in article.text and 0.5 < article.confidence <= 1.0
+    page["texts"] = page["texts"][:1] + page["texts"][-1:]  # our blocks went wrong
+    result = chain(density_agreement=None).extract(page, None)
+    assert result.method == "unseen" and result.note.startswith("consensus of 3 extractors")
+    assert all(paragraph in result.extraction.text for paragraph in paragraphs)
+    assert "Copyright" not in result.extraction.text and 0.4 < result.extraction.confidence <= 1
 
 
 def test_without_raw_html_our_blocks_decide_alone() -> None:
-    extractor = ConsensusExtractor(UnseenExtractor.load())
     page, paragraphs = story_page(4)
     del page["raw_html"]
-    article, how = extractor.extract(page)
-    assert how == "" and paragraphs[0] in article.text
+    result = chain().extract(page, None)
+    assert result.note == "" and paragraphs[0] in result.extraction.text
 
 
 def test_each_dataset_gets_the_constant_chosen_on_the_others() -> None:
@@ -122,7 +147,9 @@ def test_each_dataset_gets_the_constant_chosen_on_the_others() -> None:
             records.append(record)
     kept, choice = choose_unseen_bonus(records)
     # "a" is scored with what "b" and "c" like, never with its own favourite.
-    assert choice["a"] == {"own_bonus": 0.3, "density_agreement": None, "chosen_on": ["b", "c"]}
+    assert choice["a"] == {
+        "own_bonus": 0.3, "density_agreement": None, "modern_lead": None, "chosen_on": ["b", "c"]
+    }  # fmt: skip
     assert choice["b"]["own_bonus"] in (0.0, 0.05, 0.1, 0.2, 0.3)
     assert [r.method for r in kept] == ["unseen"] * 3
     assert {r.dataset: r.f1 for r in kept}["a"] == 0.7
@@ -162,21 +189,9 @@ def test_every_bonus_of_the_grid_is_reported_with_its_speed() -> None:
     }
 
 
-def test_a_site_models_article_stands_unless_both_peers_contradict_it() -> None:
-    extractor = ConsensusExtractor(UnseenExtractor.load())
-    page, paragraphs = story_page(5)
-    right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.8, "model")
-    kept, note = extractor.confirm(page, right)
-    assert kept is right and note == "" and kept.confidence == 0.8
-    wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.8, "m")
-    taken, note = extractor.confirm(page, wrong)
-    assert taken is not wrong and paragraphs[2] in taken.text
-    assert note.startswith("consensus of 3 extractors")
-
-
-def counting_calls(extractor: ConsensusExtractor) -> dict[str, int]:
+def counting_calls(peers: Peers) -> dict[str, int]:
     """Count each peer's runs (the real peers still run)."""
-    calls = {name: 0 for name in extractor.peers}
+    calls = {name: 0 for name in ("trafilatura", "readability")}
 
     def counted(name: str, extract: Callable[[str], str]) -> Callable[[str], str]:
         def run(html: str) -> str:
@@ -185,109 +200,147 @@ def counting_calls(extractor: ConsensusExtractor) -> dict[str, int]:
 
         return run
 
-    extractor.peers = {name: counted(name, run) for name, run in extractor.peers.items()}
+    peers.extractors = {
+        name: counted(name, run) if name in calls else run for name, run in peers.extractors.items()
+    }
     return calls
 
 
-def test_the_slower_peer_runs_only_where_the_quicker_one_disagrees() -> None:
-    extractor = ConsensusExtractor(UnseenExtractor.load())
-    calls = counting_calls(extractor)
+def learned_decision(
+    page: dict, own: dict[str, object], peers: Peers = PEERS, sure: bool = False
+) -> tuple[object, object]:
+    """The decision on a learned site's rendered page whose site readers give ``own``
+    (reader name -> its article), the peers real: the decision and the readings."""
+    raw = page["raw_html"]
+    readers = {name: (lambda found=found: found) for name, found in own.items()}
+    readers[CLASSIFIER] = readers.get(CLASSIFIER, lambda: PeerExtraction.of_text("", 0, "m"))
+    readers[DENSITY] = lambda: cold_start_extraction(page)
+    for name in peers.names():
+        readers[name] = lambda name=name: peers.read(name, raw)
+    readings = PageReadings(readers)
+    facts = PageFacts(
+        plain=False, peers_read=True, familiarity=lambda: 1.0, enough_chars=lambda: 20,
+        sure=lambda extraction: sure,
+    )  # fmt: skip
+    return decide(readings, facts), readings
+
+
+def test_a_site_models_article_stands_unless_both_peers_contradict_it() -> None:
     page, paragraphs = story_page(5)
     right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.8, "model")
-    kept, note = extractor.confirm(page, right)
-    assert kept is right and note == ""
+    kept, readings = learned_decision(page, {CLASSIFIER: right})
+    assert kept.source == CLASSIFIER and kept.why == "" and kept.method == "learned"
+    wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.8, "m")
+    taken, readings = learned_decision(page, {CLASSIFIER: wrong})
+    assert taken.method == "learned+consensus" and paragraphs[2] in readings[taken.source].text
+    assert taken.why.startswith("consensus of 3 extractors")
+
+
+def test_the_slower_peer_runs_only_where_the_quicker_one_disagrees() -> None:
+    peers = Peers()
+    calls = counting_calls(peers)
+    page, paragraphs = story_page(5)
+    right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.8, "model")
+    kept, _ = learned_decision(page, {CLASSIFIER: right}, peers)
+    assert kept.source == CLASSIFIER and kept.why == ""
     assert calls == {"trafilatura": 0, "readability": 1}
     wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.8, "m")
-    taken, _ = extractor.confirm(page, wrong)
-    assert taken is not wrong and paragraphs[2] in taken.text
+    taken, _ = learned_decision(page, {CLASSIFIER: wrong}, peers)
+    assert taken.source != CLASSIFIER
     assert calls == {"trafilatura": 1, "readability": 2}
 
 
 def test_a_site_never_seen_skips_the_slower_peer_where_the_quicker_one_agrees() -> None:
-    extractor = ConsensusExtractor(UnseenExtractor.load(), density_agreement=None)
-    calls = counting_calls(extractor)
+    peers = Peers()
+    calls = counting_calls(peers)
+    voting = ExtractionChain(UNSEEN, peers, settings=replace(SETTINGS, density_agreement=None))
     page, paragraphs = story_page(6)
-    article, how = extractor.extract(page)
-    assert all(paragraph in article.text for paragraph in paragraphs)
-    assert how.startswith("consensus: the blocks' text, readability agreeing")
-    assert calls == {"trafilatura": 0, "readability": 1} and article.confidence > 0.9
+    result = voting.extract(page, None)
+    assert all(paragraph in result.extraction.text for paragraph in paragraphs)
+    assert result.note.startswith("consensus: the blocks' text, readability agreeing")
+    assert calls == {"trafilatura": 0, "readability": 1} and result.extraction.confidence > 0.9
     # Where our blocks went wrong, both peers run and outvote them.
     page["texts"] = page["texts"][:1] + page["texts"][-1:]  # the menu and the footer
-    article, how = extractor.extract(page)
+    result = voting.extract(page, None)
     assert calls == {"trafilatura": 1, "readability": 2}
-    assert how.startswith("consensus of 3 extractors") and paragraphs[2] in article.text
+    assert result.note.startswith("consensus of 3 extractors")
+    assert paragraphs[2] in result.extraction.text
 
 
 def test_no_peer_runs_where_text_density_agrees_with_our_blocks() -> None:
-    extractor = ConsensusExtractor(UnseenExtractor.load())
-    assert extractor.density_agreement is not None
-    calls = counting_calls(extractor)
+    peers = Peers()
+    calls = counting_calls(peers)
+    gated = ExtractionChain(UNSEEN, peers)
+    assert gated.settings.density_agreement is not None
     page, paragraphs = story_page(7)
-    article, how = extractor.extract(page)
-    assert all(paragraph in article.text for paragraph in paragraphs)
-    assert how.startswith("consensus: the blocks' text, text density agreeing")
+    result = gated.extract(page, None)
+    assert all(paragraph in result.extraction.text for paragraph in paragraphs)
+    assert result.note.startswith("consensus: the blocks' text, text density agreeing")
     assert calls == {"trafilatura": 0, "readability": 0}
     # Blocks gone wrong disagree with text density on the same render: the peers vote.
     page["texts"] = page["texts"][:1] + page["texts"][-1:]  # the menu and the footer
-    article, how = extractor.extract(page)
-    assert calls["readability"] == 1 and paragraphs[2] in article.text
+    result = gated.extract(page, None)
+    assert calls["readability"] == 1 and paragraphs[2] in result.extraction.text
 
 
 def test_text_densitys_last_resort_is_confirmed_and_the_containers_is_not() -> None:
     """Where a site model fell back to text density (it and the cross-site extractor found
     nothing), the peers may overrule it as they may the model's own article; the
     container's fallback article stands as it is."""
-    from spidercrawl.extract.article import LearnedArticle
-
-    extractor = ConsensusExtractor(UnseenExtractor.load())
     page, paragraphs = story_page(5)
     wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.5, "d")
-    confirmed, note = extractor.confirm_learned(
-        page, LearnedArticle(wrong, "learned+density-fallback", "nothing")
-    )
-    assert confirmed.method == "learned+consensus" and paragraphs[2] in confirmed.extraction.text
-    assert note.startswith("consensus of 3 extractors")
-    kept, note = extractor.confirm_learned(page, LearnedArticle(wrong, "learned+container", "x"))
-    assert kept.extraction is wrong and kept.method == "learned+container" and note == ""
+    confirmed, readings = learned_decision(page, {SITE_DENSITY: wrong})
+    assert confirmed.method == "learned+consensus"
+    assert paragraphs[2] in readings[confirmed.source].text
+    assert confirmed.why.startswith("consensus of 3 extractors")
+    kept, _ = learned_decision(page, {CONTAINER: wrong, SITE_DENSITY: wrong})
+    assert kept.source == CONTAINER and kept.method == "learned+container"
+    assert "consensus" not in kept.why
 
 
 def test_a_page_of_no_known_layout_gets_a_never_seen_pages_vote() -> None:
-    """A learned site's page extracted as a never-seen site's (``learned+unseen``) is voted
-    on as such a page is, the peers consulted even where text density agrees with it; it
-    keeps its method and reason, by which the crawl collects pages of no known layout into
-    a new layout."""
-    from spidercrawl.extract.article import UNFAMILIAR, LearnedArticle
-
-    extractor = ConsensusExtractor(UnseenExtractor.load())
-    calls = counting_calls(extractor)
+    """A learned site's page of no known layout (``learned+unseen``: our blocks less the
+    site's template) is voted on as a never-seen site's page is, the peers consulted even
+    where text density agrees with it; it keeps its method and reason, by which the crawl
+    collects pages of no known layout into a new layout."""
+    peers = Peers()
+    calls = counting_calls(peers)
     page, paragraphs = story_page(5)
-    reason = f"only 5% of the page's text {UNFAMILIAR}"
     wrong = PeerExtraction.of_text("Home News Sport\nCopyright the Harbour Times.", 0.5, "u")
-    voted, note = extractor.confirm_learned(page, LearnedArticle(wrong, "learned+unseen", reason))
-    assert voted.method == "learned+unseen" and voted.reason == reason
-    assert paragraphs[2] in voted.extraction.text and note.startswith("consensus of 3")
+    raw = page["raw_html"]
+    readers = {
+        SITE_BLOCKS: lambda: wrong, CLASSIFIER: lambda: wrong,
+        DENSITY: lambda: cold_start_extraction(page),
+        **{name: (lambda name=name: peers.read(name, raw)) for name in peers.names()},
+    }  # fmt: skip
+    facts = PageFacts(plain=False, peers_read=True, familiarity=lambda: 0.05)
+    readings = PageReadings(readers)
+    voted = decide(readings, facts)
+    assert voted.method == "learned+unseen" and voted.of_no_layout
+    assert f"only 5% of the page's text {UNFAMILIAR}" in voted.why
+    assert paragraphs[2] in readings[voted.source].text and voted.why.startswith("consensus of 3")
     assert calls == {"trafilatura": 1, "readability": 1}
     right = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.5, "u")
-    kept, note = extractor.confirm_learned(page, LearnedArticle(right, "learned+unseen", reason))
-    assert kept.extraction is right and kept.reason == reason
+    readings = PageReadings({**readers, SITE_BLOCKS: lambda: right})
+    kept = decide(readings, facts)
+    assert kept.source == SITE_BLOCKS and kept.method == "learned+unseen"
     # Text density's agreement does not spare the peers there: the quicker one checks.
-    assert "readability agreeing" in note and calls["readability"] == 2
+    assert "readability agreeing" in kept.why and calls["readability"] == 2
 
 
 def test_an_article_the_site_model_is_sure_of_is_not_checked() -> None:
     """The peers check a site model's article only where the model is unsure of it: sure,
     no peer runs and the article stands even against both; unsure, they overrule it."""
-    from spidercrawl.extract.article import LearnedArticle
-
-    extractor = ConsensusExtractor(UnseenExtractor.load())
-    calls = counting_calls(extractor)
+    peers = Peers()
+    calls = counting_calls(peers)
     page, paragraphs = story_page(5)
     short = PeerExtraction.of_text(paragraphs[0], 0.9, "model")
-    kept, note = extractor.confirm_learned(page, LearnedArticle(short, "learned", sure=True))
-    assert kept.extraction is short and kept.method == "learned" and note == ""
+    kept, _ = learned_decision(page, {CLASSIFIER: short}, peers, sure=True)
+    assert kept.source == CLASSIFIER and kept.method == "learned" and kept.why == ""
     assert calls == {"trafilatura": 0, "readability": 0}
-    checked, note = extractor.confirm_learned(page, LearnedArticle(short, "learned"))
-    assert checked.method == "learned+consensus" and paragraphs[3] in checked.extraction.text
+    checked, readings = learned_decision(page, {CLASSIFIER: short}, peers)
+    assert checked.method == "learned+consensus"
+    assert paragraphs[3] in readings[checked.source].text
     assert calls == {"trafilatura": 1, "readability": 1}
 
 
@@ -316,24 +369,20 @@ def test_sure_means_paragraphs_beyond_the_margin_and_a_model_of_three_pages() ->
 
 
 def test_a_page_over_the_peers_size_limit_is_not_given_to_them(caplog) -> None:
-    from spidercrawl.extract.consensus import PEER_MAX_CHARS
-
     caplog.set_level("INFO")
-    extractor = ConsensusExtractor(UnseenExtractor.load())
-    page = {"url": "http://x.example/huge", "raw_html": "<p>word </p>" * (PEER_MAX_CHARS // 10)}
-    assert extractor.peer_input(page) == ""
+    page = Page({"url": "http://x.example/huge", "texts": [{}],
+                 "raw_html": "<p>word </p>" * (PEER_MAX_CHARS // 10)})  # fmt: skip
+    assert chain()._peer_input(page) == ("", "raw HTML over the peers' size")
     assert "more than the peers read" in caplog.text
-    assert extractor.peer_input({"raw_html": "<p>a short page</p>"}) == "<p>a short page</p>"
+    short = Page({"texts": [{}], "raw_html": "<p>a short page</p>"})
+    assert chain()._peer_input(short) == ("<p>a short page</p>", "")
 
 
 def test_past_the_pages_time_budget_our_article_stands_and_says_so() -> None:
-    from spidercrawl.extract.chain import ExtractionChain
-
-    unseen = UnseenExtractor.load()
-    consensus = ConsensusExtractor(unseen, density_agreement=None)  # the peers would vote
+    voting = replace(SETTINGS, density_agreement=None)  # the peers would vote
     page, paragraphs = story_page(4)
-    within = ExtractionChain(unseen, consensus, time_budget=60).extract(page, None)
-    spent = ExtractionChain(unseen, consensus, time_budget=0).extract(page, None)
+    within = ExtractionChain(UNSEEN, PEERS, time_budget=60, settings=voting).extract(page, None)
+    spent = ExtractionChain(UNSEEN, PEERS, time_budget=0, settings=voting).extract(page, None)
     assert "time budget" not in within.note
     assert spent.method == "unseen" and paragraphs[0] in spent.extraction.text
-    assert "time budget (0 s) was spent: the peers not asked" in spent.note
+    assert "time budget was spent (0 s): the peers not asked" in spent.note

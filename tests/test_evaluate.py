@@ -483,12 +483,12 @@ def test_learned_extracts_what_it_has_no_model_for_as_unseen_did_held_out() -> N
     never_seen = _never_seen_settings(settings, chosen)
     assert list(never_seen) == ["d/site"]  # a dataset without a choice keeps the shipped
     job = SiteJob("learned", "d", "site", "/nowhere", {}, [])
-    shipped = _chain(job).consensus
+    shipped = _chain(job).settings
     job.extract_never_seen_as(never_seen["d/site"])
-    consensus = _chain(job).consensus
-    assert (consensus.own_bonus, consensus.density_agreement) == (0.3, None)
+    chain = _chain(job)
+    assert (chain.settings.own_bonus, chain.settings.density_agreement) == (0.3, None)
     assert (shipped.own_bonus, shipped.density_agreement) != (0.3, None)
-    unseen = consensus.unseen
+    unseen = chain.cross_site
     assert (unseen.density_bonus, unseen.tolerance, unseen.relevance_bonus) == (0.15, 0.25, 0.35)
 
 

@@ -10,11 +10,8 @@ import random
 import numpy as np
 import pytest
 
-from spidercrawl.extract.article import (
-    density_fallback,
-    learned_extraction,
-    unseen_fallback,
-)
+from spidercrawl.extract.article import density_fallback, unseen_fallback
+from spidercrawl.extract.chain import ChainResult, ExtractionChain
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.blocks import page_blocks
@@ -31,6 +28,14 @@ PROMO: list[Step] = [("div", "", ("promo",))]
 FOOTER: list[Step] = [("div", "footer", ())]
 NEWSLETTER = "Get the Harbour Times newsletter every morning in your inbox, free of charge."
 WORDS = [f"word{n}" for n in range(400)]
+
+
+def learned_extraction(
+    page: dict | Page, model: SiteModel, unseen: UnseenExtractor | None = None
+) -> ChainResult:
+    """A learned site's rendered page as the chain reads it without the peers: the site's
+    readers (its parser, its classifier and their fallbacks) and the decision among them."""
+    return ExtractionChain(unseen).extract(page, model)
 
 
 def sentence(rng: random.Random, words: int) -> str:
@@ -255,7 +260,7 @@ def test_a_page_of_another_layout_is_extracted_as_a_site_never_seen(model: SiteM
     assert model.familiarity(page_blocks(other)) < 0.2
     assert learned_extraction(usual, model, UnseenExtractor.load()).method == "learned"
     learned = learned_extraction(other, model, UnseenExtractor.load())
-    extraction, method, reason = learned.extraction, learned.method, learned.reason
+    extraction, method, reason = learned.extraction, learned.method, learned.note
     assert method == "learned+unseen"
     assert "layout the model knows" in reason
     assert extraction.text.count("harbour24 council24") == 6  # headline and paragraphs
@@ -340,7 +345,7 @@ def test_a_rendered_page_is_cut_by_the_layouts_parser_first(full_model: SiteMode
     page = wrapped_post(25)
     assert full_model.familiarity(page_blocks(page)) < 0.2  # judged of another layout
     learned = learned_extraction(page, full_model, UnseenExtractor.load())
-    assert learned.method == "rules" and learned.sure and not learned.reason
+    assert learned.method == "rules" and not learned.note
     assert learned.extraction.text.count("harbour25 council25") == 5  # the paragraphs
     assert NEWSLETTER not in learned.extraction.text
     assert not any(b.text in learned.extraction.text for b in page_blocks(page)[-5:-2])

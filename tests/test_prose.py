@@ -10,7 +10,7 @@ import pytest
 from spidercrawl.document.density import body_of, remove_invisible
 from spidercrawl.document.prose import ProseCoverage, prose_coverage
 from spidercrawl.extract.chain import ExtractionChain
-from spidercrawl.extract.raw_consensus import RawHtmlConsensus
+from spidercrawl.extract.readers import Peers
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleExtraction, raw_document
 from tests.test_fallbacks import post_page
@@ -103,10 +103,12 @@ def test_where_the_prose_agrees_nothing_else_is_asked(model: SiteModel) -> None:
     page["fast_path_article"] = FastPathArticle(
         RuleExtraction(text=whole, html="", prose=prose), model.version_
     )
-    consensus = RawHtmlConsensus()
+    consensus = Peers()
     asked: list[str] = []
-    consensus.peers = {name: lambda html, n=name: asked.append(n) or "" for name in consensus.peers}
-    result = ExtractionChain(raw=consensus).extract(page, model)
+    consensus.extractors = {
+        name: lambda html, n=name: asked.append(n) or "" for name in consensus.extractors
+    }
+    result = ExtractionChain(peers=consensus).extract(page, model)
     assert result.method == "rules" and result.note == "" and asked == []
     assert result.extraction.text == whole and result.rules_check == "prose"
 

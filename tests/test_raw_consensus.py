@@ -11,7 +11,7 @@ import pytest
 import spidercrawl
 from spidercrawl.evaluate.metrics import score_text
 from spidercrawl.extract.chain import ExtractionChain
-from spidercrawl.extract.raw_consensus import RawHtmlConsensus
+from spidercrawl.extract.readers import Peers
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleExtraction
 from tests.test_fallbacks import post_page
@@ -65,11 +65,11 @@ def fast_path_page(raw_html: str, rules_text: str, model: SiteModel) -> dict:
 def test_rules_that_caught_one_paragraph_of_ten_go_to_the_consensus(model) -> None:
     paragraphs = story_paragraphs()
     page = fast_path_page(story_page(paragraphs), paragraphs[0], model)
-    result = ExtractionChain(raw=RawHtmlConsensus()).extract(page, model)
+    result = ExtractionChain(peers=Peers()).extract(page, model)
     assert result.method != "rules" and result.rules_check == "doubted", result.note
     assert "text density's reading disagrees with the rules" in result.note
     assert paragraphs[-1] in result.extraction.text and paragraphs[0] in result.extraction.text
-    unchecked = ExtractionChain(raw=RawHtmlConsensus(), check_rules=False).extract(page, model)
+    unchecked = ExtractionChain(peers=Peers(), check_rules=False).extract(page, model)
     assert unchecked.method == "rules" and paragraphs[-1] not in unchecked.extraction.text
 
 
@@ -77,10 +77,12 @@ def test_rules_that_caught_the_whole_article_stand_without_the_peers(model) -> N
     paragraphs = story_paragraphs()
     whole = "\n\n".join(["Harbour repairs begin in spring", *paragraphs])
     page = fast_path_page(story_page(paragraphs), whole, model)
-    consensus = RawHtmlConsensus()
+    consensus = Peers()
     asked = []
-    consensus.peers = {name: lambda html, n=name: asked.append(n) or "" for name in consensus.peers}
-    result = ExtractionChain(raw=consensus).extract(page, model)
+    consensus.extractors = {
+        name: lambda html, n=name: asked.append(n) or "" for name in consensus.extractors
+    }
+    result = ExtractionChain(peers=consensus).extract(page, model)
     assert result.method == "rules" and result.note == "" and asked == []
     assert result.rules_check == "density"  # a hand-made cut carries no prose reading
 
@@ -88,13 +90,13 @@ def test_rules_that_caught_the_whole_article_stand_without_the_peers(model) -> N
 def test_a_peer_that_raises_is_one_vote_less(model) -> None:
     paragraphs = story_paragraphs()
     page = fast_path_page(story_page(paragraphs), paragraphs[0], model)
-    consensus = RawHtmlConsensus()
+    consensus = Peers()
 
     def broken(html: str) -> str:
         raise RecursionError("a peer met a page it cannot read")
 
-    consensus.peers = dict.fromkeys(consensus.peers, broken)
-    result = ExtractionChain(raw=consensus).extract(page, model)
+    consensus.extractors = dict.fromkeys(consensus.extractors, broken)
+    result = ExtractionChain(peers=consensus).extract(page, model)
     assert result.extraction.text and result.errors == []
     assert "consensus of 4 readers" in result.note
 
@@ -103,13 +105,13 @@ def test_without_the_peers_or_on_a_huge_page_text_density_reads_alone() -> None:
     page = story_page(story_paragraphs()).encode()
     alone = spidercrawl.extract_html(page, raw_consensus=False)
     assert alone["method"] == "density" and "text density on the raw HTML" in alone["method_note"]
-    no_peers = ExtractionChain(raw=RawHtmlConsensus(peers=[]))
+    no_peers = ExtractionChain(peers=Peers(names=[]))
     item = {"url": "", "capture_mode": "http", "texts": [], "rendered_html": page.decode()}
     result = no_peers.extract(item, None)
     assert result.method == "density" and "density alone (no peers installed)" in result.note
     padded = page.decode().replace("</footer>", "</footer>" + "<!-- pad -->" * 400_000)
     huge = {**item, "rendered_html": padded}
-    result = ExtractionChain(raw=RawHtmlConsensus()).extract(huge, None)
+    result = ExtractionChain(peers=Peers()).extract(huge, None)
     assert result.method == "density" and "over the peers' size" in result.note
 
 
@@ -130,10 +132,12 @@ def test_where_density_strays_the_readers_of_raw_html_outvote_it() -> None:
 
 def test_past_the_pages_time_budget_no_peer_is_asked(model) -> None:
     paragraphs = story_paragraphs()
-    consensus = RawHtmlConsensus()
+    consensus = Peers()
     asked = []
-    consensus.peers = {name: lambda html, n=name: asked.append(n) or "" for name in consensus.peers}
-    spent = ExtractionChain(raw=consensus, time_budget=0)
+    consensus.extractors = {
+        name: lambda html, n=name: asked.append(n) or "" for name in consensus.extractors
+    }
+    spent = ExtractionChain(peers=consensus, time_budget=0)
     doubted = spent.extract(fast_path_page(story_page(paragraphs), paragraphs[0], model), model)
     assert doubted.method == "rules" and "time budget was spent" in doubted.note
     plain = {

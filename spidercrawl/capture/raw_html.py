@@ -1,7 +1,7 @@
 """Keeps each rendered page's raw HTML beside the browser's DOM.
 
 Sites never seen are extracted by the consensus of our blocks and two peers that read the
-page's markup as the server sent it (:mod:`spidercrawl.extract.consensus`): on the
+page's markup as the server sent it (:mod:`spidercrawl.extract.decision`): on the
 browser's DOM they do worse (scripts' additions, hidden elements). The browser does not
 hand the raw document back, so a render request that does not carry it yet
 (``meta["raw_html"]``, as the fast path's fetch of a page it gave up on does) is first

@@ -47,9 +47,7 @@ def _is_dialog(attribute: str, value: str) -> bool:
 def remove_consent_dialogs(root: etree._Element) -> int:
     """Drop the consent dialogs from a parsed document (their tails kept); how many."""
     dialogs = [
-        value.getparent()
-        for value in _ID_AND_CLASS(root)
-        if _is_dialog(value.attrname, value)
+        value.getparent() for value in _ID_AND_CLASS(root) if _is_dialog(value.attrname, value)
     ]
     dialogs = [element for element in dict.fromkeys(dialogs) if element.getparent() is not None]
     for element in dialogs:

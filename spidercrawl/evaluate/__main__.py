@@ -46,6 +46,7 @@ from spidercrawl.evaluate.site_methods import (
     NeverSeenSetting,
     SiteJob,
     choose_unseen_bonus,
+    consensus_constants,
     cross_site_fold_models,
     merge_curves,
     run_site_job,
@@ -306,7 +307,7 @@ def _never_seen_settings(
         chosen = choice.get(dataset)
         if chosen is None:
             continue
-        consensus = (float(chosen["own_bonus"]), chosen["density_agreement"])  # type: ignore[arg-type]
+        consensus = consensus_constants(chosen)
         found[site_key] = NeverSeenSetting(model_dir, block_constants, consensus)
     return found
 
@@ -330,11 +331,11 @@ def _log_unseen_protocol(grid: dict, choice: dict) -> None:
         scores = "; ".join(
             f"{d} F1 {v['f1']:.3f}, {v['pages_per_s']:.1f} pages/s" for d, v in by_dataset.items()
         )
-        logger.info("unseen with %s (own_bonus~density_agreement): %s", setting, scores)
+        logger.info("unseen with %s (own_bonus~density_agreement^modern_lead): %s", setting, scores)
     for dataset, chosen in choice.items():
         logger.info(
-            "unseen on %s: own_bonus %s, density_agreement %s (chosen on %s)",
-            dataset, chosen["own_bonus"], chosen["density_agreement"],
+            "unseen on %s: own_bonus %s, density_agreement %s, modern_lead %s (chosen on %s)",
+            dataset, chosen["own_bonus"], chosen["density_agreement"], chosen.get("modern_lead"),
             ", ".join(chosen["chosen_on"]) or "-",
         )  # fmt: skip
 

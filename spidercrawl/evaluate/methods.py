@@ -48,7 +48,7 @@ def _crawl_peer(name: str) -> PageExtractor:
     """A peer as the crawl's consensus runs it (one wrapper per peer: the evaluation's
     trafilatura and readability-lxml are the crawl's), on the page's decoded bytes."""
     from spidercrawl.document.html import decode_html
-    from spidercrawl.extract.consensus import PEER_FACTORIES
+    from spidercrawl.extract.readers import PEER_FACTORIES
 
     peer = PEER_FACTORIES[name]()
     return lambda html: peer(decode_html(html)[0] if isinstance(html, bytes) else html)
@@ -70,7 +70,7 @@ def _trafilatura_metadata() -> PageExtractor:
 def _raw_consensus() -> PageExtractor:
     """``spidercrawl.extract_html`` without a site model, as users call it: the extraction
     chain's readers of raw HTML (text density, readability-lxml, trafilatura) and the
-    arbiter's choice among them (:mod:`spidercrawl.extract.arbiter`), the article item's
+    arbiter's choice among them (:mod:`spidercrawl.extract.decision`), the article item's
     text (headline first)."""
     from spidercrawl.extract.api import extract_html
 

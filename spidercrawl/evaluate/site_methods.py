@@ -35,7 +35,7 @@ import resource
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,24 +48,10 @@ from spidercrawl.evaluate.runner import (
     read_gold,
     score_record,
 )
-from spidercrawl.extract.arbiter import (
-    Readers,
-    Verdict,
-    markup_evidence,
-    todays_reading,
-)
 from spidercrawl.extract.chain import ExtractionChain
-from spidercrawl.extract.consensus import (
-    DENSITY_AGREEMENT,
-    OWN,
-    OWN_BONUS,
-    ConsensusExtractor,
-    PeerExtraction,
-    peer_text,
-    word_f1,
-)
+from spidercrawl.extract.decision import SETTINGS, decide
 from spidercrawl.extract.item import article_item
-from spidercrawl.extract.raw_consensus import RawHtmlConsensus
+from spidercrawl.extract.readers import BLOCKS, PEERS, Peers, word_f1
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
@@ -95,7 +81,7 @@ class NeverSeenSetting:
 
     model_dir: str | None
     block_constants: tuple[float, float, float] | None
-    consensus_constants: tuple[float, float | None]
+    consensus_constants: tuple[float, float | None, float | None]
 
 
 @dataclass
@@ -120,7 +106,7 @@ class SiteJob:
     block_constants: tuple[float, float, float] | None = None
     # the consensus's own bonus and density agreement (None: the shipped ones); learned and
     # rules take unseen's held-out choice for the pages they extract as a site never seen
-    consensus_constants: tuple[float, float | None] | None = None
+    consensus_constants: tuple[float, float | None, float | None] | None = None
     # unseen's protocol: the held-out cross-site model per SVM C of its grid
     models_by_c: dict[float, str] | None = None
     # our article items' text starts with the headline, as the crawl's default
@@ -225,16 +211,27 @@ def _score_with(
     return _score_pages(job, test_ids, extract, note)
 
 
-_raw_consensus: list[RawHtmlConsensus] = []
+_peers: list[Peers] = []
 
 
 def _chain(job: SiteJob) -> ExtractionChain:
-    """The crawl's extraction chain for the job's site, with its default settings."""
-    consensus = _consensus(job)
-    if not _raw_consensus:  # one per process: the peers' imports take a second
-        _raw_consensus.append(RawHtmlConsensus())
-    unseen = consensus.unseen if consensus is not None else None
-    return ExtractionChain(unseen, consensus, raw=_raw_consensus[0])
+    """The crawl's extraction chain for the job's site: its cross-site model and the
+    consensus's constants the job extracts a site never seen with (one chain per process
+    and setting; the peers made once per process: their imports take a second)."""
+    key = _extractor_key(job), job.consensus_constants
+    if key not in _chains:
+        if not _peers:
+            _peers.append(Peers())
+        bonus, agreement, modern = job.consensus_constants or (
+            SETTINGS.own_bonus, SETTINGS.density_agreement, SETTINGS.modern_rendered_lead
+        )  # fmt: skip
+        settings = replace(
+            SETTINGS, own_bonus=bonus, density_agreement=agreement, modern_rendered_lead=modern
+        )
+        chain = ExtractionChain(_unseen_extractor(job), _peers[0], settings=settings)
+        _warm_up(chain, job)
+        _chains[key] = chain
+    return _chains[key]
 
 
 ExtractorKey = tuple[str | None, tuple[float, float, float] | None]
@@ -262,15 +259,11 @@ def _learn(job: SiteJob, train_ids: Sequence[str], outcome: SiteOutcome) -> Site
     """A model of the site from ``train_ids``, or None when they cannot teach one."""
     pages = [job.pages[i] for i in train_ids if i in job.pages]
     started = time.perf_counter()
-    consensus = _consensus(job)
-    if consensus is not None:  # as the crawl's pipeline does before learning
-        pages = consensus.with_consensus_articles(
-            [_with_raw_html(job.pages[i], job, i) for i in train_ids if i in job.pages]
-        )
+    pages = _chain(job).consensus_articles(  # as the crawl's pipeline does before learning
+        [_with_raw_html(job.pages[i], job, i) for i in train_ids if i in job.pages]
+    )
     try:
-        model = SiteModel(
-            random_state=0, layouts=job.layouts, labels=job.labels
-        ).fit(pages)
+        model = SiteModel(random_state=0, layouts=job.layouts, labels=job.labels).fit(pages)
     except ValueError as error:
         logger.info(
             "%s: no model from %d pages (%s); extracted as a site never seen",
@@ -377,11 +370,11 @@ def _agreement_with_unseen(
 ) -> None:
     """Set ``record``'s agreements (word F1) of the fast path's article, and of the rules'
     own before the check, with the article the rendered page gets as a site never seen."""
-    consensus, page = _consensus(job), job.pages.get(page_id)
-    if consensus is None or not page or not page.get("texts"):
+    page = job.pages.get(page_id)
+    if _unseen_extractor(job) is None or not page or not page.get("texts"):
         return
     rendered = _with_raw_html(page, job, page_id)
-    unseen = tokenize(consensus.extract(rendered)[0].text)
+    unseen = tokenize(_chain(job).extract(rendered, None).extraction.text)
     record.unseen_agreement = round(word_f1(tokenize(delivered), unseen), 4)
     record.unchecked_agreement = round(word_f1(tokenize(unchecked), unseen), 4)
 
@@ -416,44 +409,45 @@ def run_learned(job: SiteJob) -> SiteOutcome:
 # each dataset, a setting by its scores on the others (:func:`choose_unseen_bonus`).
 UNSEEN_BONUS_GRID = (0.0, 0.05, 0.1, 0.2, 0.3)
 UNSEEN_AGREEMENT_GRID = (None, 0.95, 0.9, 0.8, 0.7, 0.6)
-UNSEEN_GRID = [(b, a) for a in UNSEEN_AGREEMENT_GRID for b in UNSEEN_BONUS_GRID]
+# On a rendered page of today's markup: trafilatura's reading (None), or the medoid of our
+# blocks and both peers with trafilatura leading by this much.
+UNSEEN_MODERN_GRID = (None, 0.1, 0.3, 0.5)
+UNSEEN_GRID = [
+    (b, a, m) for m in UNSEEN_MODERN_GRID for a in UNSEEN_AGREEMENT_GRID for b in UNSEEN_BONUS_GRID
+]
+ConsensusConstants = tuple[float, float | None, float | None]
 UNSEEN_BLOCKS = "unseen-blocks"  # our cross-site extractor alone, for comparison
 
 
-def unseen_variant(bonus: float, agreement: float | None = None) -> str:
-    """``unseen@0.1``; with a density agreement, ``unseen@0.1~0.9``."""
-    return f"unseen@{bonus:g}" + ("" if agreement is None else f"~{agreement:g}")
+def unseen_variant(
+    bonus: float, agreement: float | None = None, modern: float | None = None
+) -> str:
+    """``unseen@0.1``; with a density agreement, ``unseen@0.1~0.9``; with trafilatura's
+    lead on today's markup, ``unseen@0.1~0.9^0.3``."""
+    return (
+        f"unseen@{bonus:g}"
+        + ("" if agreement is None else f"~{agreement:g}")
+        + ("" if modern is None else f"^{modern:g}")
+    )
 
 
-ConsensusKey = tuple[ExtractorKey, tuple[float, float | None] | None]
-_consensus_extractors: dict[ConsensusKey, ConsensusExtractor | None] = {}
+ChainKey = tuple[ExtractorKey, ConsensusConstants | None]
+_chains: dict[ChainKey, ExtractionChain] = {}
 
 
-def _consensus(job: SiteJob) -> ConsensusExtractor | None:
-    key = _extractor_key(job), job.consensus_constants
-    if key not in _consensus_extractors:
-        unseen = _unseen_extractor(job)
-        consensus = None
-        if unseen is not None:
-            bonus, agreement = job.consensus_constants or (OWN_BONUS, DENSITY_AGREEMENT)
-            consensus = ConsensusExtractor(unseen, own_bonus=bonus, density_agreement=agreement)
-            _warm_up(consensus, job)
-        _consensus_extractors[key] = consensus
-    return _consensus_extractors[key]
-
-
-def _warm_up(consensus: ConsensusExtractor, job: SiteJob) -> None:
+def _warm_up(chain: ExtractionChain, job: SiteJob) -> None:
     """One page of ``job`` extracted untimed, the whole way to its article item, once per
-    worker process: what loads on first use (the language identifier's model, the date
-    parser, lazy imports; about 0.5 s measured on a fresh process's first page) is then not
-    charged to one page, as the peers' imports are outside their timing too."""
+    worker process and chain: what loads on first use (the language identifier's model,
+    the date parser, lazy imports; about 0.5 s measured on a fresh process's first page)
+    is then not charged to one page, as the peers' imports are outside their timing too."""
     first = next((item for item in sorted(job.pages.items()) if item[1].get("texts")), None)
     if first is None:
         return
     page_id, page = first
     page = Page(_with_raw_html(page, job, page_id))
-    for extraction in [consensus.extract(page)[0], *consensus.candidates(page).values()]:
-        _article_text(job, page, extraction, "unseen")
+    readings, _ = chain.readings(page, None)
+    for name in readings.readers:
+        _article_text(job, page, readings[name], "unseen")
 
 
 def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str, Any]:
@@ -465,90 +459,71 @@ def _with_raw_html(page: dict[str, Any], job: SiteJob, page_id: str) -> dict[str
     return {**page, "raw_html": decode_html(raw)[0]}
 
 
-def _todays_reading(raw: str, peers: dict[str, PeerExtraction]) -> Verdict | None:
-    """The arbiter's first step on a rendered page's peers (trafilatura's reading of a page
-    of today's markup where it found an article), as the crawl's vote takes it."""
-    readers = Readers(lambda name: PeerExtraction.of_text("", 0.0, name), dict(peers))
-    return todays_reading(readers, markup_evidence(raw), set(peers))
-
-
 def run_unseen(job: SiteJob) -> SiteOutcome:
-    """Each page as the crawl extracts a site never seen (the consensus of our blocks and
-    the peers, :mod:`spidercrawl.extract.consensus`), once per ``own_bonus`` of the grid,
-    plus our blocks alone (``unseen-blocks``). Each peer's own call is also kept as a
-    :class:`PeerTiming`, for the speed comparison made page by page in one process."""
-    consensus = _consensus(job)
-    variants = [unseen_variant(b, a) for b, a in UNSEEN_GRID]
+    """Each page as the crawl extracts a site never seen (the decision among our blocks and
+    the peers, :mod:`spidercrawl.extract.decision`), once per setting of the grid, on the
+    same readings (each reader run once a page; a setting is charged the readers it asks
+    for), plus our blocks alone (``unseen-blocks``). Each peer's own call is also kept as
+    a :class:`PeerTiming`, for the speed comparison made page by page in one process."""
+    chain = _chain(job) if _unseen_extractor(job) is not None else None
+    variants = [unseen_variant(*setting) for setting in UNSEEN_GRID]
     records: list[PageRecord] = []
     timings: list[PeerTiming] = []
     for page_id in sorted(job.page_ids):
         gold, page = _gold(job, page_id), job.pages.get(page_id)
         methods = [UNSEEN_BLOCKS, *variants]
-        if page is None or consensus is None:
+        if page is None or chain is None:
             why = "not rendered by the crawl" if page is None else "no model"
             records += _one_text_for_all(job, page_id, methods, gold, "", why)
             continue
         page = _with_raw_html(page, job, page_id)
         if fetched_plainly(page):  # no blocks to extract from: every setting reads the HTML
             started = page_clock()
-            result = _chain(job).extract(page, None)  # as the crawl reads it
+            result = chain.extract(page, None)  # as the crawl reads it
             text = _article_text(job, page, result.extraction, result.method)
             note = f"raw HTML: {result.method}"
             seconds = page_clock() - started
             records += _one_text_for_all(job, page_id, methods, gold, text, note, seconds)
             continue
-        started = page_clock()
         page = Page(page)  # its blocks built once, for extraction and headline, as in a crawl
-        own = consensus.unseen.extract(page)
-        own_seconds = page_clock() - started
-        began = page_clock()
-        density_agreement = consensus.agreement_with_density(page, own)
-        agreement_seconds = page_clock() - began
-        peers, peer_seconds = {}, {}
-        raw = consensus.peer_input(page)
-        for name, peer in consensus.peers.items() if raw else ():
-            # each timed: the slower is not run where it cannot win
-            began = page_clock()
-            text = peer_text(name, peer, raw, page.get("url"))
-            call_seconds = page_clock() - began
-            peers[name] = PeerExtraction.of_text(text, 0.0, name)
-            peer_seconds[name] = page_clock() - began
-            timings.append(
-                PeerTiming(job.dataset, job.site, page_id, PEER_METHODS[name], call_seconds)
-            )
-        found = {OWN: own, **peers}
-        todays = _todays_reading(raw, peers)  # as ConsensusExtractor.vote's first step
-        # The article item's text per chosen candidate, made once, and what making it took:
-        # charged to every setting that chooses that candidate, as a crawl makes one item.
+        readings, facts = chain.readings(page, None)
+        # The article item's text per chosen reading, made once, and what making it took:
+        # charged to every setting that chooses that reading, as a crawl makes one item.
         texts: dict[str, tuple[str, float]] = {}
-        grid = zip(variants, UNSEEN_GRID, strict=True)
-        first = consensus.first_peer
-        for method, (bonus, agreement) in [(UNSEEN_BLOCKS, (None, None)), *grid]:
+        grid = [(UNSEEN_BLOCKS, (None, None, None)), *zip(variants, UNSEEN_GRID, strict=True)]
+        for method, (bonus, agreement, modern) in grid:
+            readings.asked = set()
             began = page_clock()
-            if bonus is None or not peers:
-                chosen, how, extra = own, "", 0.0
-            elif todays is not None:
-                chosen, how, extra = peers[todays.source], todays.why, peer_seconds[todays.source]
-            elif agreement is not None and density_agreement >= agreement:
-                chosen, how, extra = own, "text density agreeing", agreement_seconds
-            elif consensus.settled(own, peers[first], bonus) is not None:
-                chosen, how = own, f"{first} agreeing"
-                extra = peer_seconds[first] + (0.0 if agreement is None else agreement_seconds)
+            if bonus is None:
+                source, how = BLOCKS, ""
+                readings[BLOCKS]
             else:
-                chosen, how = consensus.choose(found, bonus)
-                extra = sum(peer_seconds.values()) + (
-                    0.0 if agreement is None else agreement_seconds
-                )
-            choosing = page_clock() - began
-            source = getattr(chosen, "source", OWN)
+                settings = replace(
+                    chain.settings, own_bonus=bonus, density_agreement=agreement,
+                    modern_rendered_lead=modern,
+                )  # fmt: skip
+                decision = decide(readings, facts, settings)
+                source, how = decision.source, decision.why
+            choosing = (
+                page_clock()
+                - began
+                - sum(readings.seconds.get(name, 0.0) for name in readings.asked)
+            )
             if source not in texts:
                 began = page_clock()
-                text = _article_text(job, page, chosen, "unseen")
+                text = _article_text(job, page, readings[source], "unseen")
                 texts[source] = text, page_clock() - began
             text, item_seconds = texts[source]
             record = PageRecord(job.dataset, job.site, page_id, method, note=how)
-            record.seconds = own_seconds + extra + choosing + item_seconds
+            record.seconds = readings.cost() + max(choosing, 0.0) + item_seconds
             records.append(score_record(record, text, gold))
+        if facts.peers_read:
+            for name in PEERS:  # each peer timed on every page, beside ours
+                readings[name]
+                timings.append(
+                    PeerTiming(job.dataset, job.site, page_id, PEER_METHODS[name],
+                               readings.seconds.get(name, 0.0))
+                )  # fmt: skip
     return SiteOutcome(records=records, peer_timings=timings)
 
 
@@ -619,7 +594,10 @@ def choose_unseen_bonus(records: Sequence[PageRecord]) -> tuple[list[PageRecord]
         others = [d for d in datasets if d != dataset]
         if not others:
             chosen[dataset] = {
-                "own_bonus": OWN_BONUS, "density_agreement": DENSITY_AGREEMENT, "chosen_on": []
+                "own_bonus": SETTINGS.own_bonus,
+                "density_agreement": SETTINGS.density_agreement,
+                "modern_lead": SETTINGS.modern_rendered_lead,
+                "chosen_on": [],
             }  # fmt: skip
             continue
 
@@ -639,9 +617,10 @@ def choose_unseen_bonus(records: Sequence[PageRecord]) -> tuple[list[PageRecord]
         best = max((unseen_variant(*s) for s in UNSEEN_GRID), key=f1)
         bar = f1(best) - standard_error(best)
         good = [s for s in UNSEEN_GRID if f1(unseen_variant(*s)) >= bar]
-        bonus, agreement = max(good, key=lambda s: speed(unseen_variant(*s)))
+        bonus, agreement, modern = max(good, key=lambda s: speed(unseen_variant(*s)))
         chosen[dataset] = {
-            "own_bonus": bonus, "density_agreement": agreement, "chosen_on": others
+            "own_bonus": bonus, "density_agreement": agreement, "modern_lead": modern,
+            "chosen_on": others,
         }  # fmt: skip
     kept = []
     for record in records:
@@ -649,11 +628,17 @@ def choose_unseen_bonus(records: Sequence[PageRecord]) -> tuple[list[PageRecord]
             kept.append(record)
             continue
         choice = chosen[record.dataset]
-        setting = (float(choice["own_bonus"]), choice["density_agreement"])  # type: ignore[arg-type]
+        setting = consensus_constants(choice)
         if record.method == unseen_variant(*setting):
             record.method = "unseen"
             kept.append(record)
     return kept, chosen
+
+
+def consensus_constants(choice: Mapping[str, object]) -> ConsensusConstants:
+    """A dataset's choice of :func:`choose_unseen_bonus` as the constants a chain takes."""
+    bonus, agreement = float(choice["own_bonus"]), choice["density_agreement"]  # type: ignore[arg-type]
+    return bonus, agreement, choice.get("modern_lead")  # type: ignore[return-value]
 
 
 def _label_site(job: SiteJob) -> tuple[str, Any]:

@@ -35,7 +35,7 @@ from spidercrawl.document.walls import Wall
 from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.fast_path import cut_raw_html
 from spidercrawl.extract.item import article_item
-from spidercrawl.extract.raw_consensus import RawHtmlConsensus
+from spidercrawl.extract.readers import Peers
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
 
@@ -56,7 +56,7 @@ def _chain(raw_consensus: bool) -> ExtractionChain:
     if raw_consensus not in _chains:
         _chains[raw_consensus] = ExtractionChain(
             time_budget=crawl_settings.EXTRACT_TIME_BUDGET,  # the crawl's default
-            raw=RawHtmlConsensus() if raw_consensus else None,
+            peers=Peers() if raw_consensus else None,
         )
     return _chains[raw_consensus]
 

@@ -1,15 +1,24 @@
-"""A learned site's article of a rendered page item, and the fallbacks where its model
-does not fit the page (the site's rules on the DOM, the cross-site extractor less the
-site's template, its article container, text density)."""
+"""A learned site's readers of a page: its layout's parser (on the rendered DOM, or the raw
+HTML of a page fetched without a browser), its layout's classifier, the blocks in its
+article container, and the cross-site blocks or text density less the site's template.
+Which of their articles a page gets is :mod:`spidercrawl.extract.decision`'s question."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
+from spidercrawl.extract.readers import (
+    CLASSIFIER,
+    CONTAINER,
+    PARSER,
+    SITE_BLOCKS,
+    SITE_DENSITY,
+    NoReadingError,
+)
 from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.model import Extraction, SiteModel
 from spidercrawl.learn.page import Page
@@ -38,9 +47,8 @@ def unseen_fallback(page: Page, model: SiteModel, unseen: UnseenExtractor) -> Ex
 
     The peers' articles are not cut by the template here: the site's own template texts
     cut our blocks more precisely than lines of another extractor's text (measured: see
-    docs/measurements.md). The consensus then votes on this article as it is, beside the
-    peers' whole articles
-    (:meth:`~spidercrawl.extract.consensus.ConsensusExtractor.confirm_learned`)."""
+    docs/measurements.md). The decision then votes on this article as it is, beside the
+    peers' whole articles (:mod:`spidercrawl.extract.decision`)."""
     return _less_template(page.blocks(), set(unseen.extract(page).blocks), model)
 
 
@@ -50,33 +58,12 @@ def _less_template(blocks: Sequence[Block], chosen: set[int], model: SiteModel) 
     return Extraction.of_blocks(kept, model.decision(kept))
 
 
-# Under this share of a page's text in tag paths the model saw, the page is of another
-# template (print views, redesigns); any share from 0.1 to 0.3 measured the same.
-MIN_FAMILIAR_SHARE = 0.2
-# The note of a page extracted as unseen because no layout of the model knows it.
-UNFAMILIAR = "is in a layout the model knows"
-
-
 # The site model is sure of its own article where the median margin of its paragraphs is
 # at least the SVM's margin, 1 (where its training paragraphs lie), and the model (the
 # page's layout) was learned from at least 3 pages, the fewest a crawl learns from
 # (LEARN_MIN_PAGES_AT_END): a model of 2 pages was sure of a related story's teaser.
 SURE_MARGIN = 1.0
 SURE_MIN_PAGES = 3
-
-
-class LearnedArticle(NamedTuple):
-    """A learned site's article: the extraction, the method that made it, why the model's
-    own article was not used ("" when it was), whether the model is sure of it
-    (``SURE_MARGIN``; the peers' check then leaves it alone), and whether the page is of
-    no layout the model knows (extracted as a site never seen: a new layout's pages, not
-    drift)."""
-
-    extraction: Extraction | DensityResult | RuleExtraction
-    method: str
-    reason: str = ""
-    sure: bool = False
-    of_no_layout: bool = False
 
 
 def checked_rules(
@@ -114,54 +101,87 @@ def is_sure(model: SiteModel, extraction: Extraction) -> bool:
     return pages >= SURE_MIN_PAGES and extraction.paragraph_margin >= SURE_MARGIN
 
 
-def learned_extraction(
-    page: Mapping[str, Any],
-    model: SiteModel,
-    unseen: UnseenExtractor | None = None,
-) -> LearnedArticle:
-    """The layout's parser on the page's DOM where it serves the layout, passes its check
-    and takes the page's prose as the fast path asks (:func:`rules_on_render`, method
-    ``rules``, the cut the fast path gives: a story continued past the container sends the
-    page on); else
-    the site model's classifier; on a page of a template the model has not seen, what a
-    site never seen would give (``unseen``, the cross-site extractor, less the site's
-    template texts); where the classifier finds (almost) nothing, the blocks in the site's
-    article container, else that cross-site article or, without it, text density's.
+def plain_rules(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str]:
+    """A page fetched plainly (fast path): the model's rules' article where they pass their
+    check (the fast path's own cut, when made with this model), else None and why not."""
+    rules = model.extraction_rules() if model is not None else None
+    done = page.get("fast_path_article")
+    if rules is not None and done is not None and done.model_version == model.version_:
+        done.extraction.confidence = round(rules.recall_, 3)  # checked by the fast path
+        return done.extraction, ""
+    extraction, failed = checked_rules(page, model)
+    if extraction is not None:
+        return extraction, ""
+    if rules is not None and rules.usable:
+        return None, f"fetched without a browser; the rules failed ({failed})"
+    if model is None:
+        return None, "no site model"
+    return None, "fetched without a browser, and the site model has no usable rules"
 
-    The parser comes first because it is the site's reading a person could have written,
-    judged against the page's reading when it was learned (docs/measurements.md). The
-    method is ``rules``, ``learned``, ``learned+container``, ``learned+unseen`` or
-    ``learned+density-fallback``. "Almost nothing" is under a tenth of the content the
-    model saw per training page. The page's blocks are built once for all (a
-    :class:`~spidercrawl.learn.page.Page` keeps them).
-    """
-    page = Page.of(page)
-    by_rules = rules_on_render(page, model)
-    if by_rules is not None and by_rules.prose.agrees_with(len(by_rules.text.split())):
-        return LearnedArticle(by_rules, "rules", sure=True)
-    blocks = page.blocks()
-    model = model.for_blocks(blocks)  # several layouts: the page's own
-    familiarity = model.familiarity(blocks)
-    cross_site: Extraction | None = None  # computed once at most
-    if unseen is not None and familiarity < MIN_FAMILIAR_SHARE:
-        reason = f"only {familiarity:.0%} of the page's text {UNFAMILIAR}"
-        cross_site = unseen_fallback(page, model, unseen)
-        if cross_site.text:
-            return LearnedArticle(cross_site, "learned+unseen", reason, of_no_layout=True)
-    enough = model.enough_chars()
-    extraction = model.extract_blocks(blocks)
-    if len(extraction.text) >= enough:
-        return LearnedArticle(extraction, "learned", sure=is_sure(model, extraction))
-    nothing = "the model found almost nothing here"
-    contained = model.extract_in_container(blocks)
-    if contained is not None and len(contained.text) >= enough:
-        return LearnedArticle(contained, "learned+container", nothing)
-    if unseen is not None:
-        if cross_site is None:
-            cross_site = unseen_fallback(page, model, unseen)
-        if cross_site.text:
-            return LearnedArticle(cross_site, "learned+unseen", nothing)
-    fallback = density_fallback(page, model)
-    if fallback.text:
-        return LearnedArticle(fallback, "learned+density-fallback", nothing)
-    return LearnedArticle(extraction, "learned")
+
+class SiteReaders:
+    """A learned site's readers of one page (:mod:`spidercrawl.extract.readers`'
+    interface): on a page fetched without a browser its parser alone; on a rendered page
+    also its layout's classifier and the fallbacks where the classifier does not fit. The
+    page's layout (of the model's several) is found once, on first use."""
+
+    def __init__(self, page: Page, model: SiteModel, cross_site: UnseenExtractor | None) -> None:
+        self.page = page
+        self.model = model
+        self.cross_site = cross_site
+        self._layout: SiteModel | None = None
+
+    @property
+    def layout(self) -> SiteModel:
+        if self._layout is None:
+            self._layout = self.model.for_blocks(self.page.blocks())
+        return self._layout
+
+    def readers(self) -> dict[str, Any]:
+        if self.page.plain:
+            return {PARSER: self.parser}
+        found = {
+            PARSER: self.parser,
+            CLASSIFIER: self.classifier,
+            CONTAINER: self.container,
+            SITE_DENSITY: self.site_density,
+        }
+        if self.cross_site is not None:
+            found[SITE_BLOCKS] = self.site_blocks
+        return found
+
+    def parser(self) -> Any:
+        if self.page.plain:
+            extraction, why = plain_rules(self.page, self.model)
+            if extraction is None:
+                raise NoReadingError(why)
+            return extraction
+        extraction = rules_on_render(self.page, self.model)
+        if extraction is None:
+            raise NoReadingError("the site's parser does not serve this page")
+        return extraction
+
+    def classifier(self) -> Extraction:
+        return self.layout.extract_blocks(self.page.blocks())
+
+    def container(self) -> Extraction:
+        contained = self.layout.extract_in_container(self.page.blocks())
+        if contained is None:
+            raise NoReadingError("no article container on this page")
+        return contained
+
+    def site_blocks(self) -> Extraction:
+        assert self.cross_site is not None
+        return unseen_fallback(self.page, self.layout, self.cross_site)
+
+    def site_density(self) -> Extraction | DensityResult:
+        return density_fallback(self.page, self.layout)
+
+    def familiarity(self) -> float:
+        return self.layout.familiarity(self.page.blocks())
+
+    def enough_chars(self) -> int:
+        return self.layout.enough_chars()
+
+    def sure(self, extraction: Extraction) -> bool:
+        return is_sure(self.layout, extraction)

@@ -3,7 +3,7 @@ from.
 
 A corpus crawl of many sites with a few pages each spends most of its time rendering
 pages in Chromium, though the consensus of the readers of raw HTML
-(:mod:`spidercrawl.extract.raw_consensus`) reads most pages nearly as well as the rendered
+(:mod:`spidercrawl.extract.decision`) reads most pages nearly as well as the rendered
 path (docs/measurements.md). In breadth mode a site that has no model yet has its article pages
 fetched plainly and extracted from their raw HTML; only once the site has shown enough
 pages to be learned (``LEARN_MIN_PAGES`` fetched plainly) are its next ``LEARN_MIN_PAGES``

@@ -17,7 +17,6 @@ from spidercrawl.document.access import (
 )
 from spidercrawl.document.markdown import article_markdown
 from spidercrawl.document.page import first_description, html_headlines
-from spidercrawl.extract.article import checked_rules
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
@@ -101,21 +100,3 @@ def _page_prompts(page: Mapping[str, Any]) -> list[str]:
     where it has none)."""
     blocks = [block_text(raw.get("text")) for raw in page.get("texts") or []]
     return page_prompts(blocks, "" if blocks else page.get("rendered_html") or "")
-
-
-def plain_rules(page: Mapping[str, Any], model: SiteModel | None) -> tuple[Any, str]:
-    """A page fetched plainly (fast path): the model's rules' article where they pass their
-    check (the fast path's own cut, when made with this model), else None and why not."""
-    rules = model.extraction_rules() if model is not None else None
-    done = page.get("fast_path_article")
-    if rules is not None and done is not None and done.model_version == model.version_:
-        done.extraction.confidence = round(rules.recall_, 3)  # checked by the fast path
-        return done.extraction, ""
-    extraction, failed = checked_rules(page, model)
-    if extraction is not None:
-        return extraction, ""
-    if rules is not None and rules.usable:
-        return None, f"fetched without a browser; the rules failed ({failed})"
-    if model is None:
-        return None, "no site model"
-    return None, "fetched without a browser, and the site model has no usable rules"

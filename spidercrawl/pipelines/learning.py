@@ -37,11 +37,10 @@ from twisted.internet import task
 
 from spidercrawl.document import language
 from spidercrawl.extract.chain import ExtractionChain, describe_error
-from spidercrawl.extract.consensus import ConsensusExtractor
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.metadata import SiteTitles
 from spidercrawl.extract.page_kind import page_kind
-from spidercrawl.extract.raw_consensus import RawHtmlConsensus
+from spidercrawl.extract.readers import Peers
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import LearningError, SiteModel
@@ -72,17 +71,15 @@ class SiteLearningPipeline:
         self.headline_in_text = settings.getbool("ARTICLE_HEADLINE_IN_TEXT")
         self.articles_only = settings.getbool("ARTICLES_ONLY")
         self.unseen = _unseen_extractor(settings) if settings.getbool("UNSEEN_ENABLED") else None
-        self.consensus = (
-            ConsensusExtractor(self.unseen)
-            if self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS")
-            else None
-        )
+        on_rendered = self.unseen is not None and settings.getbool("UNSEEN_CONSENSUS")
+        on_raw = settings.getbool("RAW_CONSENSUS")
         self.chain = ExtractionChain(
             self.unseen,
-            self.consensus,
+            Peers() if on_rendered or on_raw else None,
             settings.getfloat("EXTRACT_TIME_BUDGET"),
-            RawHtmlConsensus() if settings.getbool("RAW_CONSENSUS") else None,
             settings.getbool("FAST_PATH_CHECK"),
+            peers_on_rendered=on_rendered,
+            peers_on_raw=on_raw,
         )
         self.titles: dict[str, SiteTitles] = {}  # each site learns its own name
         store = ModelStore(Path(settings.get("MODELS_DIR")), settings.getint("MODEL_VERSIONS_KEPT"))
@@ -152,7 +149,9 @@ class SiteLearningPipeline:
         self.crawler.stats.inc_value(f"spidercrawl/{stat}")
 
     def with_consensus_articles(self, pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self.consensus.with_consensus_articles(pages) if self.consensus else pages
+        if self.chain.peers is None or not self.chain.peers_on[False]:
+            return pages
+        return self.chain.consensus_articles(pages)
 
     # -- items ------------------------------------------------------------------------------
     async def process_item(self, item: Any, spider: Spider | None = None) -> Any:

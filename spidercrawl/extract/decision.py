@@ -1,0 +1,435 @@
+"""Which reader's article a page gets: the one decision among the readers.
+
+Given a page's readings (:class:`~spidercrawl.extract.readers.PageReadings`: the readers
+available on this page, each run at most once and only when asked) and what the page
+says of itself (fetched with or without a browser, its markup's age), :func:`decide`
+names the reading to deliver and why, in words. Every way a page is read is a case of it:
+
+- **raw HTML, the site's parser at hand** (the fast path, ``extract_html`` with a model):
+  the parser's article where the page's prose agrees with it, or text density's reading
+  does, or readability's does (``rules_agreement``); else the medoid of the four, the
+  parser first among equals;
+- **raw HTML, no parser**: the arbiter: on today's markup (a viewport, JSON-LD, lazy
+  images) trafilatura's reading where it finds an article (its reading that keeps more,
+  then the medoid, where it finds almost nothing); on older markup text density's reading
+  where readability agrees with it (``older_agreement``), else the medoid of the three,
+  trafilatura leading by ``older_traf_lead``;
+- **a rendered page of a learned site**: the layout's parser where it serves the page and
+  takes its prose; a page of no layout the site knows gets a never-seen page's vote with
+  the site's template cut from our blocks; else the layout's classifier (checked by the
+  peers unless it is sure), the blocks in its article container, the cross-site blocks
+  (voted on), text density less the template (checked);
+- **a rendered page of a site never seen**: on today's markup trafilatura's reading where it
+  finds an article; else our blocks where text density agrees with them
+  (``density_agreement``) or the quicker peer does (``own_bonus``); else the medoid of our
+  blocks and both peers, ours leading by ``own_bonus``.
+
+A reader that fails is an empty voice; the next one decides. Constants were chosen leaving
+one dataset out over the dev sets (docs/measurements.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spidercrawl.extract.readers import (
+    BLOCKS,
+    CLASSIFIER,
+    CONTAINER,
+    DENSITY,
+    FIRST_PEER,
+    PARSER,
+    READABILITY,
+    SITE_BLOCKS,
+    SITE_DENSITY,
+    TRAFILATURA,
+    TRAFILATURA_RECALL,
+    PageReadings,
+    word_f1,
+)
+
+logger = logging.getLogger(__name__)
+
+# A reading of fewer words is no article: the reader collapsed on the page.
+MIN_ARTICLE_WORDS = 10
+
+
+@dataclass(frozen=True)
+class DecisionSettings:
+    """The decision's constants (see the module doc for where each acts)."""
+
+    # Raw HTML, older markup: text density's reading where readability agrees this much.
+    older_agreement: float = 0.9
+    older_agreeing_reader: str = DENSITY
+    older_traf_lead: float = 0.3
+    # Today's markup: None, trafilatura's reading; a number, the medoid with its lead.
+    modern_traf_lead: float | None = None
+    markers: tuple[str, ...] | None = ("viewport", "json-ld", "lazy images")
+    # Raw HTML with the site's parser: it stands where a reading agrees with it this much.
+    rules_agreement: float = 0.4
+    # Rendered, never seen: our blocks' lead, and text density's agreement that settles it
+    # (None: the peers always vote).
+    own_bonus: float = 0.3
+    density_agreement: float | None = 0.6
+    # Rendered, learned: the site model's lead over the peers.
+    confirm_bonus: float = 0.1
+    # Rendered, today's markup: None, trafilatura's reading where it finds an article; a
+    # number, the medoid of our blocks and both peers, trafilatura leading by it.
+    modern_rendered_lead: float | None = None
+
+    def reads_as_today(self, markup: MarkupEvidence) -> bool:
+        """Whether a page of ``markup`` is read as today's markup."""
+        return self.markers is not None and bool(set(markup.markers) & set(self.markers))
+
+
+SETTINGS = DecisionSettings()
+
+# Markers of today's markup, each a feature of pages made after about 2012.
+_MODERN_MARKERS = {
+    "viewport": re.compile(r"""<meta[^<>]{0,200}name\s*=\s*["']?viewport""", re.I),
+    "json-ld": re.compile(r"""application/ld\+json""", re.I),
+    "lazy images": re.compile(r"""loading\s*=\s*["']?lazy""", re.I),
+}
+
+
+@dataclass(frozen=True)
+class MarkupEvidence:
+    """What a page's raw HTML says of its age: the markers of today's markup found."""
+
+    markers: tuple[str, ...] = ()
+
+    @property
+    def modern(self) -> bool:
+        return bool(self.markers)
+
+    def describe(self) -> str:
+        return f"today's markup ({', '.join(self.markers)})" if self.markers else "older markup"
+
+
+def markup_evidence(raw_html: str) -> MarkupEvidence:
+    """The markers of today's markup in ``raw_html`` (a viewport, JSON-LD, lazy images)."""
+    return MarkupEvidence(
+        tuple(name for name, pattern in _MODERN_MARKERS.items() if pattern.search(raw_html))
+    )
+
+
+@dataclass(frozen=True)
+class PageFacts:
+    """What the decision knows of a page besides its readings: fetched without a browser
+    (``plain``), its markup, whether the peers can read it (and if not, why), and for a
+    learned site's rendered page how much of it the site's layouts know and how much text
+    its model expects (``familiarity``, ``enough_chars``) and whether its model is sure of
+    an article (``sure``)."""
+
+    plain: bool
+    markup: MarkupEvidence = MarkupEvidence()
+    peers_read: bool = False
+    without_peers: str = ""  # why the peers cannot read it ("": none asked for)
+    check_rules: bool = True
+    familiarity: Callable[[], float] | None = None
+    enough_chars: Callable[[], int] | None = None
+    sure: Callable[[Any], bool] | None = None
+
+
+@dataclass
+class Decision:
+    """The reading to deliver (a reader's name), why in words, the confidence to give it
+    (None: its own), the method the item names, whether the page is of no layout the site
+    knows, and how the parser's article of a raw page was checked (``prose``,
+    ``density``, ``doubted``; "" where no check ran)."""
+
+    source: str
+    why: str = ""
+    agreement: float | None = None
+    method: str = ""
+    of_no_layout: bool = False
+    rules_check: str = ""
+
+
+# A learned site's page of no known layout: the note's words.
+UNFAMILIAR = "is in a layout the model knows"
+# Under this share of a page's text in tag paths the model saw, the page is of another
+# template (print views, redesigns).
+MIN_FAMILIAR_SHARE = 0.2
+
+
+def medoid(words: Mapping[str, Sequence[str]], lead: Mapping[str, float]) -> tuple[str, float]:
+    """The candidate (name -> its words) that agrees most with the others, plus its
+    ``lead``, and its mean agreement with them; "" where none has words. A candidate that
+    the others contradict is one that went wrong."""
+    best, best_score, best_agreement = "", float("-inf"), 0.0
+    for name, own in words.items():
+        if not own:
+            continue
+        others = [word_f1(own, words[other]) for other in words if other != name]
+        score = sum(others) + lead.get(name, 0.0)
+        if score > best_score:
+            mean = sum(others) / len(others) if others else 1.0
+            best, best_score, best_agreement = name, score, mean
+    return best, best_agreement
+
+
+def medoid_of(
+    readings: PageReadings, names: Sequence[str], lead: Mapping[str, float]
+) -> tuple[str, float]:
+    """:func:`medoid` of the readings ``names``."""
+    return medoid({name: readings.words(name) for name in names}, lead)
+
+
+def decide(
+    readings: PageReadings, facts: PageFacts, settings: DecisionSettings = SETTINGS
+) -> Decision:
+    """The reading of the page to deliver (see the module doc)."""
+    if facts.plain:
+        if readings.has(PARSER):
+            return _raw_with_parser(readings, facts, settings)
+        return _raw(readings, facts, settings)
+    if readings.has(CLASSIFIER):
+        return _learned(readings, facts, settings)
+    if readings.has(BLOCKS):
+        return _never_seen(readings, facts, settings, BLOCKS, gate=True, bonus=settings.own_bonus)
+    return Decision(DENSITY, method=DENSITY)
+
+
+# -- raw HTML ---------------------------------------------------------------------------
+def _raw_with_parser(
+    readings: PageReadings, facts: PageFacts, settings: DecisionSettings
+) -> Decision:
+    """The fast path's check of the parser's article, else the readers of raw HTML."""
+    parser = readings[PARSER]
+    if not parser.text:
+        return _raw(readings, facts, settings)
+    if not facts.check_rules or not readings.has(DENSITY):
+        return Decision(PARSER, method=PARSER)
+    if parser.prose.agrees_with(len(parser.text.split())):
+        return Decision(PARSER, method=PARSER, rules_check="prose")
+    with_density = readings.agreement(PARSER, DENSITY)
+    if with_density >= settings.rules_agreement:
+        return Decision(PARSER, method=PARSER, rules_check="density")
+    why = f"text density's reading disagrees with the rules (agreement {with_density:.2f})"
+    if not facts.peers_read:
+        return Decision(PARSER, f"{why}; rules alone ({facts.without_peers})", method=PARSER,
+                        rules_check="doubted")  # fmt: skip
+    agreed = readings.agreement(PARSER, FIRST_PEER)
+    if readings.late:
+        return Decision(PARSER, f"{why}; rules alone (the page's time budget was spent)",
+                        method=PARSER, rules_check="doubted")  # fmt: skip
+    if agreed >= settings.rules_agreement:
+        how = f"{why}; {FIRST_PEER} agrees with rules ({agreed:.2f})"
+        return Decision(PARSER, how, method=PARSER, rules_check="doubted")
+    names = [PARSER, DENSITY, READABILITY, TRAFILATURA]
+    name, agreement = medoid_of(readings, names, {PARSER: 1e-6})
+    if not name:
+        return Decision(PARSER, f"{why}; no reader of the raw HTML found text", method=PARSER,
+                        rules_check="doubted")  # fmt: skip
+    how = (
+        f"{why}; consensus of 4 readers of the raw HTML: {name}'s text (agreement {agreement:.2f})"
+    )
+    method = name if name in (PARSER, DENSITY) else "raw-consensus"
+    return Decision(name, how, round(agreement, 3), method, rules_check="doubted")
+
+
+def _raw(readings: PageReadings, facts: PageFacts, settings: DecisionSettings) -> Decision:
+    """A raw page without a usable parser: the arbiter of the module doc."""
+    failed = readings.declined.get(PARSER, "" if readings.has(PARSER) else "no site model")
+    if not facts.peers_read:
+        if facts.without_peers:
+            why = _joined(failed, f"density alone ({facts.without_peers})")
+        else:
+            why = f"{failed}: text density on the raw HTML" if failed else ""
+        return Decision(DENSITY, why, method=DENSITY)
+    verdict = arbitrate(readings, facts.markup, settings)
+    if not verdict.source:
+        return Decision(DENSITY, _joined(failed, "no reader of the raw HTML found text"),
+                        method=DENSITY)  # fmt: skip
+    agreement = None if verdict.source == DENSITY else round(verdict.agreement or 0.0, 3)
+    method = DENSITY if verdict.source == DENSITY else "raw-consensus"
+    return Decision(verdict.source, _joined(failed, verdict.why), agreement, method)
+
+
+def todays_reading(
+    readings: PageReadings, markup: MarkupEvidence, settings: DecisionSettings
+) -> Decision | None:
+    """trafilatura's reading of a page of today's markup where it found an article; None
+    where the markup is older or trafilatura found almost nothing (the others decide)."""
+    if not settings.reads_as_today(markup) or not readings.has(TRAFILATURA):
+        return None
+    if len(readings.words(TRAFILATURA)) < MIN_ARTICLE_WORDS:
+        return None
+    lead = settings.modern_traf_lead
+    if lead is None:
+        agreement = readings.agreement(TRAFILATURA, DENSITY) if DENSITY in readings.found else 0.0
+        return Decision(TRAFILATURA, f"{markup.describe()}: trafilatura's reading", agreement)
+    names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if readings.has(n)]
+    name, agreement = medoid_of(readings, names, {TRAFILATURA: lead})
+    return Decision(name, f"{markup.describe()}: consensus of {len(names)} readers", agreement)
+
+
+def arbitrate(
+    readings: PageReadings, markup: MarkupEvidence, settings: DecisionSettings = SETTINGS
+) -> Decision:
+    """The article of a never-seen page's raw HTML (see the module doc)."""
+    verdict = todays_reading(readings, markup, settings)
+    described = markup.describe()
+    if verdict is not None:
+        return _with_failures(readings, verdict)
+    if settings.reads_as_today(markup) and readings.has(TRAFILATURA):
+        if len(readings.words(TRAFILATURA_RECALL)) >= MIN_ARTICLE_WORDS:
+            why = "trafilatura found almost nothing; its reading that keeps more"
+            agreement = readings.agreement(TRAFILATURA_RECALL, DENSITY)
+            return _with_failures(
+                readings, Decision(TRAFILATURA_RECALL, f"{described}: {why}", agreement)
+            )
+        names = [n for n in (DENSITY, READABILITY, TRAFILATURA_RECALL) if readings.has(n)]
+        name, agreement = medoid_of(readings, names, {})
+        why = "trafilatura found almost nothing; the medoid of the others"
+        return _with_failures(readings, Decision(name, f"{described}: {why}", agreement))
+    if readings.has(READABILITY) and readings.words(READABILITY):
+        agreement = readings.agreement(DENSITY, READABILITY)
+        if agreement >= settings.older_agreement:
+            reader = settings.older_agreeing_reader
+            why = f"readability agrees with text density ({agreement:.2f}): {reader}'s reading"
+            return _with_failures(readings, Decision(reader, f"{described}: {why}", agreement))
+    names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if readings.has(n)]
+    name, agreement = medoid_of(readings, names, {TRAFILATURA: settings.older_traf_lead})
+    why = f"{described}: consensus of {len(names)} readers of the raw HTML"
+    return _with_failures(readings, Decision(name, why, agreement))
+
+
+def _with_failures(readings: PageReadings, decision: Decision) -> Decision:
+    """``decision`` with the readers that failed, or were not asked for lack of time, in
+    its note."""
+    failed = [f"{error.stage} failed ({error.describe()})" for error in readings.errors]
+    if failed:
+        decision.why += f"; {', '.join(failed)}: the others decided"
+    if readings.late:
+        decision.why += f" ({', '.join(readings.late)} not asked: the page's time budget was spent)"
+    return decision
+
+
+# -- rendered pages ---------------------------------------------------------------------
+def _never_seen(
+    readings: PageReadings,
+    facts: PageFacts,
+    settings: DecisionSettings,
+    own: str,
+    gate: bool,
+    bonus: float,
+    method: str = "unseen",
+) -> Decision:
+    """The vote on a rendered page among ``own`` (our blocks' reading) and the peers'."""
+    if not facts.peers_read:
+        return Decision(own, method=method)
+    lead = settings.modern_rendered_lead
+    modern = lead is not None and settings.reads_as_today(facts.markup)
+    if modern and len(readings.words(TRAFILATURA)) >= MIN_ARTICLE_WORDS:
+        names = [own, TRAFILATURA, READABILITY]
+        name, agreement = medoid_of(readings, names, {own: bonus, TRAFILATURA: lead or 0.0})
+        named = BLOCKS if name == own else name
+        why = f"consensus on {facts.markup.describe()}: {named}'s text ({agreement:.2f})"
+        return Decision(name, why, round(agreement, 3), method)
+    todays = None if lead is not None else todays_reading(readings, facts.markup, settings)
+    if todays is not None:  # its confidence: how far our blocks agree with it
+        todays.agreement = round(readings.agreement(TRAFILATURA, own), 3)
+        todays.why = f"consensus: {todays.why}"
+        todays.method = method
+        return todays
+    if gate and settings.density_agreement is not None:
+        agreement = readings.agreement(own, DENSITY)
+        if agreement >= settings.density_agreement:
+            why = f"consensus: the blocks' text, text density agreeing ({agreement:.2f})"
+            return Decision(own, why, round(agreement, 3), method)
+    settled = _settled(readings, own, bonus)
+    if settled is not None:
+        why = f"consensus: the blocks' text, {FIRST_PEER} agreeing ({settled:.2f})"
+        return Decision(own, why, round(settled, 3), method)
+    return _medoid_of_three(readings, own, bonus, method)
+
+
+def _settled(readings: PageReadings, own: str, bonus: float) -> float | None:
+    """The agreement of ``own`` with the quicker peer where it settles the medoid without
+    the slower peer (word F1 above 1 - ``bonus``: the slower could then not win), else
+    None."""
+    if bonus <= 0:
+        return None
+    agreement = readings.agreement(own, FIRST_PEER)
+    return agreement if agreement > 1 - bonus else None
+
+
+def _medoid_of_three(readings: PageReadings, own: str, bonus: float, method: str) -> Decision:
+    names = [own, TRAFILATURA, READABILITY]
+    name, agreement = medoid_of(readings, names, {own: bonus})
+    if not name:
+        return Decision(own, method=method)
+    named = BLOCKS if name == own else name
+    why = f"consensus of 3 extractors: {named}'s text (agreement {agreement:.2f})"
+    return Decision(name, why, round(agreement, 3), method)
+
+
+def _confirmed(
+    readings: PageReadings, facts: PageFacts, settings: DecisionSettings, own: str
+) -> Decision:
+    """A site model's article, or a peer's where the peers agree with each other more than
+    with it by the model's lead (``confirm_bonus``): method ``learned+consensus``."""
+    if not facts.peers_read or _settled(readings, own, settings.confirm_bonus) is not None:
+        return Decision(own, method=own)
+    chosen = _medoid_of_three(readings, own, settings.confirm_bonus, own)
+    if chosen.source == own:
+        return Decision(own, method=own)
+    chosen.method = "learned+consensus"
+    return chosen
+
+
+def _learned(readings: PageReadings, facts: PageFacts, settings: DecisionSettings) -> Decision:
+    """A rendered page of a learned site (see the module doc)."""
+    if readings.has(PARSER):
+        parser = readings[PARSER]
+        if parser.text and parser.prose.agrees_with(len(parser.text.split())):
+            return Decision(PARSER, method=PARSER)
+    nothing = "the model found almost nothing here"
+    familiarity = facts.familiarity() if facts.familiarity is not None else 1.0
+    if readings.has(SITE_BLOCKS) and familiarity < MIN_FAMILIAR_SHARE:
+        reason = f"only {familiarity:.0%} of the page's text {UNFAMILIAR}"
+        if readings.text(SITE_BLOCKS):
+            vote = _site_vote(readings, facts, settings)
+            vote.why = _joined(vote.why, f"{reason}; what a site never seen gets instead")
+            vote.of_no_layout = True
+            return vote
+    if readings.has(BLOCKS) and readings.failed(CLASSIFIER):
+        vote = _never_seen(readings, facts, settings, BLOCKS, gate=True, bonus=settings.own_bonus)
+        vote.why = _joined(vote.why, "the site model failed; what a site never seen gets instead")
+        return vote
+    enough = facts.enough_chars() if facts.enough_chars is not None else 0
+    if readings.has(CLASSIFIER) and len(readings.text(CLASSIFIER)) >= enough:
+        if facts.sure is not None and facts.sure(readings[CLASSIFIER]):
+            return Decision(CLASSIFIER, method=CLASSIFIER)
+        return _confirmed(readings, facts, settings, CLASSIFIER)
+    if readings.has(CONTAINER) and len(readings.text(CONTAINER)) >= enough:
+        why = f"{nothing}; the site's article container instead"
+        return Decision(CONTAINER, why, method=CONTAINER)
+    if readings.has(SITE_BLOCKS) and readings.text(SITE_BLOCKS):
+        vote = _site_vote(readings, facts, settings)
+        vote.why = _joined(vote.why, f"{nothing}; what a site never seen gets instead")
+        return vote
+    if readings.has(SITE_DENSITY) and readings.text(SITE_DENSITY):
+        confirmed = _confirmed(readings, facts, settings, SITE_DENSITY)
+        confirmed.why = _joined(confirmed.why, f"{nothing}; text density instead")
+        return confirmed
+    return Decision(CLASSIFIER, method=CLASSIFIER)
+
+
+def _site_vote(readings: PageReadings, facts: PageFacts, settings: DecisionSettings) -> Decision:
+    """A learned site's page read as a never-seen page's (our blocks less the site's
+    template): the vote without text density's gate and with the learned lead."""
+    return _never_seen(
+        readings, facts, settings, SITE_BLOCKS, gate=False, bonus=settings.confirm_bonus,
+        method=SITE_BLOCKS,
+    )  # fmt: skip
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(part for part in parts if part)
