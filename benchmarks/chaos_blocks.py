@@ -30,9 +30,9 @@ from rapidfuzz.distance import LCSseq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from spidercrawl.document.captured import Page
 from spidercrawl.evaluate.metrics import score_text
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.page import Page
 from spidercrawl.runner import PROJECT_ROOT
 from spidercrawl.text import tokenize
 

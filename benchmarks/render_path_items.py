@@ -28,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from spidercrawl.document.captured import Page  # noqa: E402
 from spidercrawl.extract.chain import ExtractionChain  # noqa: E402
 from spidercrawl.extract.item import article_item  # noqa: E402
 from spidercrawl.extract.page_kind import page_kind  # noqa: E402
@@ -35,7 +36,6 @@ from spidercrawl.extract.posts import split_posts  # noqa: E402
 from spidercrawl.extract.readers import Peers  # noqa: E402
 from spidercrawl.extract.unseen import UnseenExtractor  # noqa: E402
 from spidercrawl.learn.model import SiteModel  # noqa: E402
-from spidercrawl.learn.page import Page  # noqa: E402
 from spidercrawl.memory import content_hash  # noqa: E402
 from spidercrawl.pipelines.jsonfeed import feed_item  # noqa: E402
 from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT, crawl_command, read_jsonl  # noqa: E402

@@ -38,10 +38,10 @@ from rapidfuzz.distance import LCSseq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from spidercrawl.document.blocks import Block, page_blocks, template_path, template_step
 from spidercrawl.evaluate.crawl import crawl_snapshot
 from spidercrawl.evaluate.runner import EvaluationSite, find_sites, read_gold
 from spidercrawl.extract.readers import word_f1
-from spidercrawl.learn.blocks import Block, page_blocks, template_path, template_step
 from spidercrawl.learn.layouts import CLASS_STEPS
 from spidercrawl.runner import PROJECT_ROOT
 from spidercrawl.text import tokenize

@@ -40,7 +40,7 @@ from sklearn.model_selection import KFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from spidercrawl.learn.blocks import Block, page_blocks
+from spidercrawl.document.blocks import Block, page_blocks
 from spidercrawl.text import tokenize
 
 PAPER_EPS = 0.5

@@ -35,12 +35,12 @@ from sklearn.svm import LinearSVC
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from spidercrawl.document.blocks import block_paragraphs, page_blocks  # noqa: E402
 from spidercrawl.evaluate.metrics import score_text  # noqa: E402
 from spidercrawl.evaluate.runner import read_gold  # noqa: E402
-from spidercrawl.learn.blocks import page_blocks  # noqa: E402
 from spidercrawl.learn.cross_site import load_site_pages  # noqa: E402
 from spidercrawl.learn.features import CROSS_SITE_GROUPS, BlockVectorizer  # noqa: E402
-from spidercrawl.learn.model import SiteModel, block_paragraphs  # noqa: E402
+from spidercrawl.learn.model import SiteModel  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ziyan_paper  # noqa: E402

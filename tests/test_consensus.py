@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from spidercrawl.document.captured import Page
 from spidercrawl.evaluate.runner import PageRecord
 from spidercrawl.evaluate.site_methods import (
     UNSEEN_BONUS_GRID,
@@ -32,7 +33,6 @@ from spidercrawl.extract.readers import (
     Peers,
 )
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.page import Page
 from spidercrawl.text import tokenize
 from tests.test_fallbacks import NAV, PageBuilder, sentence
 
@@ -345,9 +345,8 @@ def test_an_article_the_site_model_is_sure_of_is_not_checked() -> None:
 
 
 def test_sure_means_paragraphs_beyond_the_margin_and_a_model_of_three_pages() -> None:
+    from spidercrawl.document.blocks import Block, Extraction
     from spidercrawl.extract.article import is_sure
-    from spidercrawl.learn.blocks import Block
-    from spidercrawl.learn.model import Extraction
 
     def block(text: str) -> Block:
         return Block(0, 0, text, 0, 0, 100, 20, "p", ("p",), ("p",), (), {}, 0, 0, 1, 1000, 1000)

@@ -109,9 +109,9 @@ def test_an_element_marked_with_several_blocks_gives_each_its_density() -> None:
     """The capture script marks an element whose own text runs around a nested block with
     every block number it holds ("0 2"): each run gets the element's densities, and each
     is in text density's article when the element is."""
+    from spidercrawl.document.blocks import block_densities
     from spidercrawl.document.density import rendered_page_density
     from spidercrawl.extract.cold_start import block_indices
-    from spidercrawl.learn.blocks import block_densities
 
     html = (
         "<html><body><div id='nav' data-sc-block='3'><a href='/'>Home</a> | "

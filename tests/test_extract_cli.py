@@ -18,9 +18,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 import spidercrawl
+from spidercrawl.document.blocks import page_blocks
 from spidercrawl.extract.metadata import SiteTitles, clean_title, parse_date
 from spidercrawl.extract.titles import headline_candidates
-from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.pipelines.jsonfeed import SCHEMA_FILE, feed_validator
 from spidercrawl.runner import DEMO_SITE, PROJECT_ROOT
 from spidercrawl.serve import serving

@@ -10,15 +10,15 @@ import random
 import numpy as np
 import pytest
 
+from spidercrawl.document.blocks import page_blocks
+from spidercrawl.document.captured import Page
+from spidercrawl.document.selectors import path_css
 from spidercrawl.extract.article import density_fallback, unseen_fallback
 from spidercrawl.extract.chain import ChainResult, ExtractionChain
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.unseen import UnseenExtractor
-from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.model import SiteModel, take_continuation
-from spidercrawl.learn.page import Page
-from spidercrawl.learn.selectors import path_css
 
 Step = tuple[str, str, tuple[str, ...]]  # tag, id, classes
 NAV: list[Step] = [("div", "nav", ())]

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.document.blocks import page_blocks
 from spidercrawl.learn.cluster import knee_eps
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, site_references

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spidercrawl.learn.blocks import page_blocks
+from spidercrawl.document.blocks import page_blocks
 from spidercrawl.learn.features import BlockVectorizer
 from tests.test_fallbacks import PageBuilder, post_page, sentence
 from tests.test_learning_retry import MIN_PAGES, SITE, pipeline_for, post, run

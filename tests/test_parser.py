@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from spidercrawl.document.selectors import Step
 from spidercrawl.learn import model_file
 from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import MODEL_FILE, LearningError, SiteModel, _stored_classes
 from spidercrawl.learn.parser import ParserPart
 from spidercrawl.learn.parser_view import parser_lines
 from spidercrawl.learn.rules import ExtractionRules, raw_document
-from spidercrawl.learn.selectors import Step
 from tests.test_fallbacks import FOOTER, NAV, PageBuilder, sentence
 
 APP_BOXES = [

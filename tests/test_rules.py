@@ -9,10 +9,10 @@ import parsel
 import pytest
 
 from spidercrawl.capture.static import static_capture
+from spidercrawl.document.selectors import Step
 from spidercrawl.learn.model import MODEL_FORMAT, SiteModel
 from spidercrawl.learn.parser import ParserPart
 from spidercrawl.learn.rules import ExtractionRules
-from spidercrawl.learn.selectors import Step
 from spidercrawl.learn.store import ModelStore
 
 

@@ -7,9 +7,9 @@ import random
 
 import numpy as np
 
+from spidercrawl.document.blocks import page_blocks
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
 from spidercrawl.extract.unseen import BlockSignals, UnseenExtractor, best_run, common_element
-from spidercrawl.learn.blocks import page_blocks
 from spidercrawl.learn.cross_site import common_class_words, sample_site
 from spidercrawl.learn.features import BlockVectorizer, step_words
 from tests.test_fallbacks import NAV, PageBuilder, sentence

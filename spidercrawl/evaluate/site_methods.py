@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from spidercrawl.document.captured import Page
 from spidercrawl.document.html import decode_html
 from spidercrawl.document.page import fetched_plainly, first_description
 from spidercrawl.evaluate.runner import (
@@ -55,7 +56,6 @@ from spidercrawl.extract.readers import BLOCKS, PEERS, Peers, word_f1
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.page import Page
 from spidercrawl.learn.rules import FastPathArticle, raw_document
 from spidercrawl.snapshot import SiteSnapshot
 from spidercrawl.text import tokenize

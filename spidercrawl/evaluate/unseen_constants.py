@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spidercrawl.document.captured import Page
 from spidercrawl.evaluate.metrics import score_tokens
 from spidercrawl.evaluate.runner import PageRecord, read_gold
 from spidercrawl.evaluate.site_methods import SiteJob
@@ -37,7 +38,6 @@ from spidercrawl.extract.unseen import (
 )
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.page import Page
 from spidercrawl.text import tokenize
 
 CROSS_SITE_C_GRID = (0.05, 0.1, 0.2)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from spidercrawl.document.blocks import Block, Extraction
+from spidercrawl.document.captured import Page
 from spidercrawl.document.density import DensityResult
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
@@ -19,9 +21,7 @@ from spidercrawl.extract.readers import (
     SITE_DENSITY,
     NoReadingError,
 )
-from spidercrawl.learn.blocks import Block
-from spidercrawl.learn.model import Extraction, SiteModel
-from spidercrawl.learn.page import Page
+from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import RuleExtraction
 
 if TYPE_CHECKING:

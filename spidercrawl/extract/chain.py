@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spidercrawl.document.captured import Page
 from spidercrawl.document.density import DensityResult
 from spidercrawl.extract.article import SiteReaders
 from spidercrawl.extract.cold_start import cold_start_extraction
@@ -48,7 +49,6 @@ from spidercrawl.extract.readers import (
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.page import Page
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from spidercrawl.document.blocks import block_numbers
 from spidercrawl.document.density import DensityResult, rendered_page_density
-from spidercrawl.learn.blocks import block_numbers
 
 
 def cold_start_extraction(page: Mapping[str, Any]) -> DensityResult:

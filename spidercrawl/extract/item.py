@@ -15,14 +15,14 @@ from spidercrawl.document.access import (
     page_prompts,
     without_prompts,
 )
+from spidercrawl.document.blocks import block_text
+from spidercrawl.document.captured import Page
 from spidercrawl.document.markdown import article_markdown
 from spidercrawl.document.page import first_description, html_headlines
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
-from spidercrawl.learn.blocks import block_text
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.page import Page
 from spidercrawl.text import word_count
 
 
@@ -38,7 +38,7 @@ def article_item(
     """The article item of one page, from whichever extraction was used; its text starts
     with the visible headline, or, if ``headline_in_text`` is False, leaves out the one
     the extraction took (the title carries it). A
-    :class:`~spidercrawl.learn.page.Page` gives the blocks it has built already."""
+    :class:`~spidercrawl.document.captured.Page` gives the blocks it has built already."""
     text = extraction.text if extraction is not None else ""
     html = extraction.html if extraction is not None else ""
     text, prompts = without_prompts(text)  # a paywall's prompt is no part of the article

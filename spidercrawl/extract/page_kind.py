@@ -27,10 +27,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from spidercrawl.discovery import looks_like_article_url
+from spidercrawl.document.blocks import Block
+from spidercrawl.document.captured import Page
 from spidercrawl.document.page import fetched_plainly
 from spidercrawl.extract.posts import declares_single_article
-from spidercrawl.learn.blocks import Block
-from spidercrawl.learn.page import Page
 from spidercrawl.text import cjk_share
 
 ARTICLE, LISTING, OTHER = "article", "listing", "other"
@@ -75,7 +75,7 @@ def longest_prose_run(blocks: Sequence[Block]) -> float:
 
 def page_kind(page: Mapping[str, Any], min_prose_chars: int | None = None) -> PageKind:
     """Decide whether ``page`` (a rendered page item) is an article (its blocks built once,
-    when it is a :class:`~spidercrawl.learn.page.Page`)."""
+    when it is a :class:`~spidercrawl.document.captured.Page`)."""
     if page.get("post_of"):
         return PageKind(ARTICLE, "a post of a page of several posts")
     if declares_single_article(page):

@@ -34,6 +34,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
+from spidercrawl.document.blocks import Block, page_blocks
 from spidercrawl.extract.metadata import best_title, metadata_titles
 from spidercrawl.extract.titles import (
     body_font_size,
@@ -42,7 +43,6 @@ from spidercrawl.extract.titles import (
     post_titles,
     style_score,
 )
-from spidercrawl.learn.blocks import Block, page_blocks
 
 logger = logging.getLogger(__name__)
 

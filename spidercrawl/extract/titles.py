@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from html import escape, unescape
 from typing import Any
 
-from spidercrawl.learn.blocks import Block
+from spidercrawl.document.blocks import Block
 from spidercrawl.text import MARKUP_TAG, cjk_share, folded, word_count
 
 _PIXELS = re.compile(r"([\d.]+)px")

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from spidercrawl.document.blocks import PARAGRAPH_CHARS, Block, Extraction
+from spidercrawl.document.captured import Page
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
 from spidercrawl.files import PROJECT_ROOT
-from spidercrawl.learn.blocks import Block
-from spidercrawl.learn.model import PARAGRAPH_CHARS, Extraction, SiteModel, article_mask
-from spidercrawl.learn.page import Page
+from spidercrawl.learn.model import SiteModel, article_mask
 from spidercrawl.learn.relevance import relevance_scores
 
 DEFAULT_CROSS_SITE_MODEL = PROJECT_ROOT / "models" / "_cross_site"
@@ -121,7 +121,7 @@ class UnseenExtractor:
 
     def extract(self, page: Mapping[str, Any]) -> Extraction:
         """The article of ``page`` (its blocks built once, when it is a
-        :class:`~spidercrawl.learn.page.Page`)."""
+        :class:`~spidercrawl.document.captured.Page`)."""
         blocks = Page.of(page).blocks()
         if not blocks:
             return Extraction.of_blocks([], [])

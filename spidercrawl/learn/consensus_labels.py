@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block, template_path
+from spidercrawl.document.blocks import Block, template_path
 from spidercrawl.text import tokenize
 
 LABEL_SOURCES = ("relevance", "consensus", "consensus-clusters", "voted", "relevance-checked")

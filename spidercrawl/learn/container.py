@@ -23,8 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block
-from spidercrawl.learn.selectors import SelectorPath, merge_paths
+from spidercrawl.document.blocks import Block
+from spidercrawl.document.selectors import SelectorPath, merge_paths
 
 
 def _common_prefix(paths: Sequence[SelectorPath]) -> SelectorPath:

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from spidercrawl.document.blocks import Block
 from spidercrawl.files import read_jsonl
-from spidercrawl.learn.blocks import Block
 from spidercrawl.learn.features import CROSS_SITE_GROUPS, step_words
 from spidercrawl.learn.model import SiteModel
 

@@ -35,7 +35,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.preprocessing import StandardScaler
 
-from spidercrawl.learn.blocks import DENSITY_FEATURES, Block, template_path
+from spidercrawl.document.blocks import DENSITY_FEATURES, Block, template_path
 
 FEATURE_GROUPS = ("text", "tag_path", "selector", "css", "geometry", "density")
 CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic", "class_words")

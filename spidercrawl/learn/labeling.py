@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from spidercrawl.learn.blocks import Block, lies_inside, template_path, template_step
+from spidercrawl.document.blocks import Block, lies_inside, template_path, template_step
 from spidercrawl.learn.relevance import echoes_reference, site_relevance
 
 logger = logging.getLogger(__name__)

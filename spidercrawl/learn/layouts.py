@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
-from spidercrawl.learn.blocks import block_text
+from spidercrawl.document.blocks import block_text
 
 _DIGIT = re.compile(r"\d")
 

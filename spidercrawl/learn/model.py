@@ -17,7 +17,6 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -30,26 +29,26 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from spidercrawl.document.language import confirmed_language, declared_language
-from spidercrawl.document.structure import (
-    HEADINGS,
-    Paragraph,
-    paragraphs_html,
-    paragraphs_text,
+from spidercrawl.document.blocks import (
+    PARAGRAPH_CHARS,
+    Block,
+    Extraction,
+    lies_inside,
+    page_blocks,
 )
+from spidercrawl.document.captured import Page
+from spidercrawl.document.language import confirmed_language, declared_language
+from spidercrawl.document.selectors import SelectorPath, Step, path_css
 from spidercrawl.files import write_json_atomically
 from spidercrawl.learn import model_file
-from spidercrawl.learn.blocks import Block, lies_inside, page_blocks
 from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
 from spidercrawl.learn.consensus_labels import LABEL_SOURCES, consensus_labels
 from spidercrawl.learn.container import fit_container, inside_container
 from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
-from spidercrawl.learn.page import Page
 from spidercrawl.learn.parser import ParserPart, check_parts, check_template_lines
 from spidercrawl.learn.rules import ExtractionRules, LayoutRules
-from spidercrawl.learn.selectors import SelectorPath, Step, path_css
 from spidercrawl.text import folded
 
 logger = logging.getLogger(__name__)
@@ -68,55 +67,6 @@ VERSION_PATTERN = re.compile(r"\d{8}T\d{6}Z\Z")  # a model's version: its UTC cr
 
 class LearningError(ValueError):
     """The pages cannot teach a model (no blocks, one class only, no content cluster)."""
-
-
-@dataclass
-class Extraction:
-    """The article text of one page as a model sees it."""
-
-    text: str
-    html: str
-    paragraphs: list[Paragraph]
-    blocks: list[int]  # indices (in the page's ``texts``) of the content blocks
-    confidence: float
-    # The median classifier margin of its paragraphs (blocks of PARAGRAPH_CHARS or more):
-    # 1 or more where the model is as sure of them as of its training paragraphs (beyond
-    # the SVM's margin). 0 for an article without a paragraph.
-    paragraph_margin: float = 0.0
-
-    @classmethod
-    def of_blocks(cls, blocks: Sequence[Block], margins: Sequence[float]) -> Extraction:
-        """The article made of ``blocks`` (in page order); its confidence is the mean of the
-        classifier's margins of those blocks, squashed to (0, 1)."""
-        paragraphs = block_paragraphs(blocks)
-        confidence = float(np.mean([1 / (1 + math.exp(-2 * m)) for m in margins])) if blocks else 0
-        long = [m for b, m in zip(blocks, margins, strict=True) if b.chars >= PARAGRAPH_CHARS]
-        return cls(
-            paragraphs_text(paragraphs),
-            paragraphs_html(paragraphs),
-            paragraphs,
-            [b.index for b in blocks],
-            round(confidence, 3),
-            float(np.median(long)) if long else 0.0,
-        )
-
-
-def block_paragraphs(blocks: Sequence[Block]) -> list[Paragraph]:
-    """Content blocks, in page order, as paragraphs of the right kind."""
-    paragraphs = []
-    for block in blocks:
-        path = block.path
-        quote = "blockquote" in path
-        if block.element in HEADINGS or block.element == "pre":
-            kind = block.element
-        elif block.element == "li" or (len(path) > 1 and path[-2] in {"ul", "ol"}):
-            kind = next((tag for tag in reversed(path) if tag in {"ul", "ol"}), "ul")
-        else:
-            kind = "p"
-        group = hash(block.selector[:-1]) if kind in {"ul", "ol"} or quote else 0
-        depth = max(0, sum(tag in {"ul", "ol"} for tag in path) - 1) if kind in {"ul", "ol"} else 0
-        paragraphs.append(Paragraph(block.text, kind, group, quote, depth))
-    return paragraphs
 
 
 def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> np.ndarray:
@@ -221,9 +171,6 @@ def _style(block: Block) -> tuple[str, tuple[tuple[str, str], ...]]:
 def _of_a_kind(step: Step, others: set[Step]) -> bool:
     """Whether the element ``step`` describes has the tag and a class of one of ``others``."""
     return any(step.name == other.name and step.classes & other.classes for other in others)
-
-
-PARAGRAPH_CHARS = 150  # a sentence or two: text long enough to be a paragraph of its own
 
 
 def take_continuation(

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
+from spidercrawl.document.selectors import Step
 from spidercrawl.document.structure import (
     BLOCK_TAGS,
     Paragraph,
     element_paragraphs,
     paragraphs_text,
 )
-from spidercrawl.learn.selectors import Step
 from spidercrawl.text import folded, tokenize
 
 logger = logging.getLogger(__name__)

@@ -27,6 +27,7 @@ from typing import Any
 import lxml.html
 import numpy as np
 
+from spidercrawl.document.blocks import block_text
 from spidercrawl.document.density import body_of, remove_invisible
 from spidercrawl.document.html import UnusableDocumentError, parse_html, parse_raw_html
 from spidercrawl.document.page import first_description
@@ -37,7 +38,6 @@ from spidercrawl.document.structure import (
     paragraphs_html,
     paragraphs_text,
 )
-from spidercrawl.learn.blocks import block_text
 from spidercrawl.learn.consensus_labels import ConsensusArticle
 from spidercrawl.learn.parser import (
     ParserPart,

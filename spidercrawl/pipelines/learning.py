@@ -36,6 +36,7 @@ from scrapy.utils.misc import load_object
 from twisted.internet import task
 
 from spidercrawl.document import language
+from spidercrawl.document.captured import Page
 from spidercrawl.extract.chain import ExtractionChain, describe_error
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.metadata import SiteTitles
@@ -44,7 +45,6 @@ from spidercrawl.extract.readers import Peers
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import LearningError, SiteModel
-from spidercrawl.learn.page import Page
 from spidercrawl.learn.site_learner import HeldPage, SiteLearner
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import redis_lost, site_model_changed, site_needs_browser

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spidercrawl.document.blocks import Block, add_densities, page_blocks
 from spidercrawl.document.page import fetched_plainly
-from spidercrawl.learn.blocks import Block, add_densities, page_blocks
 
 
 @dataclass(eq=False)

@@ -13,9 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from lxml import etree
 
-from spidercrawl.learn.selectors import Step
+from spidercrawl.document.selectors import Step
+from spidercrawl.document.structure import (
+    HEADINGS,
+    Paragraph,
+    paragraphs_html,
+    paragraphs_text,
+)
 from spidercrawl.text import MARKUP_TAG
 
 DENSITY_FEATURES = ("text_density", "composite_density")  # log1p of CETD's TD and CTD
@@ -293,3 +300,55 @@ def page_blocks(
             )
         )
     return blocks
+
+
+PARAGRAPH_CHARS = 150  # a sentence or two: text long enough to be a paragraph of its own
+
+
+@dataclass
+class Extraction:
+    """The article text of one page as a model sees it."""
+
+    text: str
+    html: str
+    paragraphs: list[Paragraph]
+    blocks: list[int]  # indices (in the page's ``texts``) of the content blocks
+    confidence: float
+    # The median classifier margin of its paragraphs (blocks of PARAGRAPH_CHARS or more):
+    # 1 or more where the model is as sure of them as of its training paragraphs (beyond
+    # the SVM's margin). 0 for an article without a paragraph.
+    paragraph_margin: float = 0.0
+
+    @classmethod
+    def of_blocks(cls, blocks: Sequence[Block], margins: Sequence[float]) -> Extraction:
+        """The article made of ``blocks`` (in page order); its confidence is the mean of the
+        classifier's margins of those blocks, squashed to (0, 1)."""
+        paragraphs = block_paragraphs(blocks)
+        confidence = float(np.mean([1 / (1 + math.exp(-2 * m)) for m in margins])) if blocks else 0
+        long = [m for b, m in zip(blocks, margins, strict=True) if b.chars >= PARAGRAPH_CHARS]
+        return cls(
+            paragraphs_text(paragraphs),
+            paragraphs_html(paragraphs),
+            paragraphs,
+            [b.index for b in blocks],
+            round(confidence, 3),
+            float(np.median(long)) if long else 0.0,
+        )
+
+
+def block_paragraphs(blocks: Sequence[Block]) -> list[Paragraph]:
+    """Content blocks, in page order, as paragraphs of the right kind."""
+    paragraphs = []
+    for block in blocks:
+        path = block.path
+        quote = "blockquote" in path
+        if block.element in HEADINGS or block.element == "pre":
+            kind = block.element
+        elif block.element == "li" or (len(path) > 1 and path[-2] in {"ul", "ol"}):
+            kind = next((tag for tag in reversed(path) if tag in {"ul", "ol"}), "ul")
+        else:
+            kind = "p"
+        group = hash(block.selector[:-1]) if kind in {"ul", "ol"} or quote else 0
+        depth = max(0, sum(tag in {"ul", "ol"} for tag in path) - 1) if kind in {"ul", "ol"} else 0
+        paragraphs.append(Paragraph(block.text, kind, group, quote, depth))
+    return paragraphs
