@@ -78,7 +78,8 @@ class DecisionSettings:
     # Rendered, learned: the site model's lead over the peers.
     confirm_bonus: float = 0.1
     # Rendered, today's markup: None, trafilatura's reading where it finds an article; a
-    # number, the medoid of our blocks and both peers, trafilatura leading by it.
+    # number, the medoid of our blocks and both peers, trafilatura leading by it (our
+    # blocks' own lead does not count there).
     modern_rendered_lead: float | None = None
 
     def reads_as_today(self, markup: MarkupEvidence) -> bool:
@@ -262,7 +263,8 @@ def todays_reading(
         return None
     lead = settings.modern_traf_lead
     if lead is None:
-        agreement = readings.agreement(TRAFILATURA, DENSITY) if DENSITY in readings.found else 0.0
+        # Its confidence: how far text density's reading of the page agrees with it.
+        agreement = readings.agreement(TRAFILATURA, DENSITY) if readings.has(DENSITY) else 0.0
         return Decision(TRAFILATURA, f"{markup.describe()}: trafilatura's reading", agreement)
     names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if readings.has(n)]
     name, agreement = medoid_of(readings, names, {TRAFILATURA: lead})
@@ -328,7 +330,7 @@ def _never_seen(
     modern = lead is not None and settings.reads_as_today(facts.markup)
     if modern and len(readings.words(TRAFILATURA)) >= MIN_ARTICLE_WORDS:
         names = [own, TRAFILATURA, READABILITY]
-        name, agreement = medoid_of(readings, names, {own: bonus, TRAFILATURA: lead or 0.0})
+        name, agreement = medoid_of(readings, names, {TRAFILATURA: lead or 0.0})
         named = BLOCKS if name == own else name
         why = f"consensus on {facts.markup.describe()}: {named}'s text ({agreement:.2f})"
         return Decision(name, why, round(agreement, 3), method)
