@@ -385,3 +385,23 @@ def test_past_the_pages_time_budget_our_article_stands_and_says_so() -> None:
     assert "time budget" not in within.note
     assert spent.method == "unseen" and paragraphs[0] in spent.extraction.text
     assert "time budget was spent (0 s): the peers not asked" in spent.note
+
+
+def test_on_todays_markup_our_blocks_stand_where_readability_sides_with_them() -> None:
+    """An older page that carries a viewport: trafilatura's reading strays (a teaser list
+    here), our blocks and readability agree on the story. With trafilatura's lead the
+    medoid keeps our blocks; taking trafilatura's reading outright, as the decision did
+    before, delivers the teasers."""
+    page, paragraphs = story_page(8)
+    page["raw_html"] = page["raw_html"].replace(
+        "<head>", '<head><meta name="viewport" content="width=device-width">'
+    )
+    peers = Peers()
+    teasers = " ".join(f"More stories from the harbour, number {n}." for n in range(6))
+    peers.extractors = {**peers.extractors, "trafilatura": lambda html: teasers}
+    with_lead = ExtractionChain(UNSEEN, peers).extract(page, None)
+    assert with_lead.note.startswith("consensus on today's markup (viewport): blocks's text")
+    assert all(paragraph in with_lead.extraction.text for paragraph in paragraphs)
+    outright = replace(SETTINGS, modern_rendered_lead=None)
+    taken = ExtractionChain(UNSEEN, peers, settings=outright).extract(page, None)
+    assert "trafilatura's reading" in taken.note and taken.extraction.text == teasers

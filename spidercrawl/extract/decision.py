@@ -19,10 +19,13 @@ names the reading to deliver and why, in words. Every way a page is read is a ca
   the site's template cut from our blocks; else the layout's classifier (checked by the
   peers unless it is sure), the blocks in its article container, the cross-site blocks
   (voted on), text density less the template (checked);
-- **a rendered page of a site never seen**: on today's markup trafilatura's reading where it
-  finds an article; else our blocks where text density agrees with them
-  (``density_agreement``) or the quicker peer does (``own_bonus``); else the medoid of our
-  blocks and both peers, ours leading by ``own_bonus``.
+- **a rendered page of a site never seen**: on today's markup, where trafilatura finds an
+  article, the medoid of our blocks and both peers with trafilatura leading by
+  ``modern_rendered_lead`` (our blocks stand where readability agrees with them far more
+  than with trafilatura: the older pages that carry a viewport or JSON-LD); else our blocks
+  where text density agrees with them (``density_agreement``) or the quicker peer does
+  (``own_bonus``); else the medoid of our blocks and both peers, ours leading by
+  ``own_bonus``.
 
 A reader that fails is an empty voice; the next one decides. Constants were chosen leaving
 one dataset out over the dev sets (docs/measurements.md).
@@ -80,7 +83,7 @@ class DecisionSettings:
     # Rendered, today's markup: None, trafilatura's reading where it finds an article; a
     # number, the medoid of our blocks and both peers, trafilatura leading by it (our
     # blocks' own lead does not count there).
-    modern_rendered_lead: float | None = None
+    modern_rendered_lead: float | None = 0.4
 
     def reads_as_today(self, markup: MarkupEvidence) -> bool:
         """Whether a page of ``markup`` is read as today's markup."""
