@@ -424,7 +424,7 @@ def _learned(readings: PageReadings, facts: PageFacts, settings: DecisionSetting
         confirmed = _confirmed(readings, facts, settings, SITE_DENSITY)
         confirmed.why = _joined(confirmed.why, f"{nothing}; text density instead")
         return confirmed
-    return Decision(CLASSIFIER, method=CLASSIFIER)
+    return _confirmed(readings, facts, settings, CLASSIFIER)  # the peers, where they find text
 
 
 def _site_vote(readings: PageReadings, facts: PageFacts, settings: DecisionSettings) -> Decision:
