@@ -91,10 +91,8 @@ def close_runaway_title(text: str) -> str:
     return f"{text[:first_tag]}</title>{text[first_tag:]}"
 
 
-def _new_parser(encoding: str | None = None) -> lxml.html.HTMLParser:
-    return lxml.html.HTMLParser(
-        huge_tree=True, remove_comments=True, remove_pis=True, encoding=encoding
-    )
+def _new_parser() -> lxml.html.HTMLParser:
+    return lxml.html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
 
 
 def parse_html(markup: str | bytes, content_type: str | None = None) -> lxml.html.HtmlElement:
@@ -107,15 +105,9 @@ def parse_html(markup: str | bytes, content_type: str | None = None) -> lxml.htm
     text = close_runaway_title(text)
     if not text.strip():
         raise UnusableDocumentError("empty document")
-    # libxml2 reads UTF-8 bytes quicker than the str lxml would hand it (the same
-    # tree, a declared charset overridden as with a str); a str that UTF-8 cannot encode
-    # (a lone surrogate) is handed as it is.
+    parser = _new_parser()
     try:
-        markup, parser = text.encode("utf-8"), _new_parser("utf-8")
-    except UnicodeEncodeError:
-        markup, parser = text, _new_parser()
-    try:
-        root = lxml.html.document_fromstring(markup, parser=parser)
+        root = lxml.html.document_fromstring(text, parser=parser)
     except (lxml.etree.ParserError, ValueError) as error:
         raise UnusableDocumentError(f"no HTML document: {error}") from error
     if any("Excessive depth" in entry.message for entry in parser.error_log):
