@@ -152,6 +152,7 @@ class SiteModelExtractor(PipelineStep):
             item = extract_html(
                 document.text, url, model, head=head, robots_agents=self.robots_agents,
                 raw_consensus=self.raw_consensus,
+                with_html=False,  # a document keeps the text; its clean HTML is not built
             )  # fmt: skip
         except BlockedPageError as blocked:  # a wall in the article's place: no article
             self.stat_update("blocked", f"blocked/{blocked.wall.key}")

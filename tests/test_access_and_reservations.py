@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from spidercrawl import settings
-from spidercrawl.document.access import article_access, without_prompts
+from spidercrawl.document.access import article_access, page_prompts, without_prompts
 from spidercrawl.document.reservations import (
     TdmPolicy,
     page_reservations,
@@ -177,6 +177,17 @@ def test_the_readers_of_access_and_reservations() -> None:
     # A newsletter's modal on a free blog is taken out of the text but is no paywall.
     modal = "Subscribe now to keep reading and get access to the full archive."
     assert without_prompts(modal)[1] == [modal] and article_access([], [modal]) == ""
+    # Only the lines with a prompt's words are searched first: in any case, across spaces
+    # and tags, with letters that lower case does not give (long s, capital dotted I).
+    page = "<p>Free reading for members</p><div>ALREADY  A\tSUBSCRIBER?  LOG IN</div>"
+    assert page_prompts([], page) == ["ALREADY A SUBSCRIBER? LOG IN"]
+    assert page_prompts(["Become a member", "\u017fubscribers only"], "") == [
+        "\u017fubscribers only"
+    ]
+    assert without_prompts("Story.\n\nFOR SUBSCR\u0130BERS ONLY")[1] == [
+        "FOR SUBSCR\u0130BERS ONLY"
+    ]
+    assert page_prompts([], "<p>Free to read, unlimited, no subscription</p>") == []
     # An agent named before directives owns them, up to the next agent.
     header = "googlebot: noindex, GPTBot: noai, nofollow"
     assert robots_directives(header) == set()

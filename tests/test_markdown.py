@@ -68,6 +68,12 @@ def test_an_article_keeps_its_structure_in_markdown() -> None:
     assert "```\nquay = Quay(length=120)\n    quay.open(year=2027)\n```" in markdown
     assert "<table>" in article["html"] and "<pre>" in article["html"]
     assert rendered_words(markdown) == Counter(article["text"].split())
+    # Text alone asked for (a datatrove document): the same item without its HTML forms.
+    text_only = extract_html(ARTICLE_PAGE, url="https://harbour.example/news/quay", with_html=False)
+    assert text_only["html"] == text_only["markdown"] == ""
+    assert {k: v for k, v in text_only.items() if k not in ("html", "markdown", "crawled_at")} == {
+        k: v for k, v in article.items() if k not in ("html", "markdown", "crawled_at")
+    }
 
 
 def test_a_layout_table_is_not_a_markdown_table() -> None:

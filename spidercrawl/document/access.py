@@ -68,6 +68,40 @@ def declared_access(records: Iterable[Mapping[str, Any]]) -> str:
     return said
 
 
+# A word (lower case) of every wording ``_PROMPT`` matches: a text holds a prompt only on a
+# line that has one of them, so only those lines are searched first.
+_PROMPT_WORDS = (
+    "subscri", "reading", "members", "limit", "allowance", "free", "already", "become",
+    "unlock",
+)  # fmt: skip
+# Characters that ``re.IGNORECASE`` matches to a letter of the wordings and ``str.lower``
+# does not lower to it (dotless i, long s; a capital dotted I lowers to i and a dot).
+_FOLDED = (("\u0131", "i"), ("\u017f", "s"), ("\u0307", ""))
+
+
+def _may_hold_prompt(text: str) -> bool:
+    """False where no line of ``text`` (by ``\\n``, its spaces as ``is_prompt`` reads them)
+    matches a prompt's wording: most pages, told without searching the whole page with
+    the wordings, which is slow on a page of many lines. True says only "maybe"."""
+    lowered = text.lower()
+    for character, letter in _FOLDED:
+        if character in lowered:
+            lowered = lowered.replace(character, letter)
+    searched: set[int] = set()
+    for word in _PROMPT_WORDS:
+        at = lowered.find(word)
+        while at >= 0:
+            start = lowered.rfind("\n", 0, at) + 1
+            end = lowered.find("\n", at)
+            end = len(lowered) if end < 0 else end
+            if start not in searched:
+                searched.add(start)
+                if _PROMPT.search(" ".join(lowered[start:end].split())):
+                    return True
+            at = lowered.find(word, end)
+    return False
+
+
 def is_prompt(paragraph: str) -> bool:
     """Whether a paragraph is a subscription prompt, not the article's."""
     return len(paragraph) <= MAX_PROMPT_CHARS and _PROMPT.search(paragraph) is not None
@@ -76,6 +110,8 @@ def is_prompt(paragraph: str) -> bool:
 def without_prompts(text: str) -> tuple[str, list[str]]:
     """``text`` (paragraphs separated by blank lines) less its subscription prompts, and
     the prompts taken out."""
+    if not _may_hold_prompt(text):
+        return text, []
     paragraphs = text.split("\n\n")
     prompts = [p for p in paragraphs if is_prompt(p.strip())]
     if not prompts:
@@ -87,13 +123,13 @@ def page_prompts(blocks: Iterable[str], html: str) -> list[str]:
     """The subscription prompts anywhere on a page: among its text blocks (a rendered
     page), else among the text runs of its HTML (a page fetched plainly). A prompt the
     article's reader left out still tells that the article was cut short."""
-    runs = list(blocks) or [
-        " ".join(run.split()) for run in visible_text(html[:MAX_SCANNED_CHARS]).splitlines()
-    ]
-    # One search over them all first: most pages hold no prompt, and a page's HTML has
-    # thousands of runs to test one by one on the fast path.
-    if _PROMPT.search("\n".join(runs)) is None:
+    blocks = list(blocks)
+    text = "\n".join(blocks) if blocks else visible_text(html[:MAX_SCANNED_CHARS])
+    # Most pages hold no prompt, and a page's HTML has thousands of runs to test one by one
+    # on the fast path: the lines with a prompt's words are searched first.
+    if not _may_hold_prompt(text):
         return []
+    runs = blocks or [" ".join(run.split()) for run in text.splitlines()]
     return [run for run in runs if is_prompt(run)]
 
 

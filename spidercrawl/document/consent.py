@@ -54,3 +54,15 @@ def remove_consent_dialogs(root: etree._Element) -> int:
         if element.getparent() is not None:  # not inside one dropped already
             element.drop_tree()
     return len(dialogs)
+
+
+# The same attributes' values alone (no element behind each), and every name above.
+_ID_AND_CLASS_VALUES = etree.XPath("//@id | //@class", smart_strings=False)
+_NAMES = (*_IDS, *_ID_PREFIXES, *_CLASSES)
+
+
+def may_hold_consent_dialogs(root: etree._Element) -> bool:
+    """False where no id or class of the document holds a dialog's name: most pages, told
+    without an element made for every id and class. True says only "maybe"."""
+    values = " ".join(_ID_AND_CLASS_VALUES(root))
+    return any(name in values for name in _NAMES)

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
-from spidercrawl.document.consent import remove_consent_dialogs
+from spidercrawl.document.consent import may_hold_consent_dialogs, remove_consent_dialogs
 from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.structure import (
     INLINE_TAGS,
@@ -114,7 +114,8 @@ def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> 
     # Dropped in C, each element's tail text kept where it stood (as ``drop_tree`` keeps
     # it): dropping them one by one in Python was a twentieth of a never-seen page's time.
     etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
-    remove_consent_dialogs(root)  # never text a reader wants, shown or not
+    if may_hold_consent_dialogs(root):  # never text a reader wants, shown or not
+        remove_consent_dialogs(root)
     if not render_aware:
         return
     # XPath (in C) finds the few elements with any of these attributes; walking every

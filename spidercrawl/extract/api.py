@@ -78,6 +78,7 @@ def extract_html(
     robots_agents: Iterable[str] | None = None,
     headline_in_text: bool = True,
     raw_consensus: bool = True,
+    with_html: bool = True,
 ) -> ArticleItem:
     """The article item of one page's HTML (bytes: valid UTF-8, else the HTTP
     ``content_type``'s or the page's declared charset, else windows-1252).
@@ -91,7 +92,8 @@ def extract_html(
     ``head``: the response's status and headers; with it, a bot wall raises
     :class:`BlockedPageError`, and its headers' reservations are the item's too.
     ``robots_agents``: whose robots directives count besides every crawler's
-    (``ROBOTS_AGENTS`` by default).
+    (``ROBOTS_AGENTS`` by default). ``with_html`` False leaves the item's ``html`` and
+    ``markdown`` empty, for a caller that keeps the text and metadata alone.
     """
     if len(html) > MAX_PAGE_BYTES:  # bounded time and memory: as the crawl's DOWNLOAD_MAXSIZE
         raise ValueError(f"a page of {len(html)} bytes, more than {MAX_PAGE_BYTES}: not read")
@@ -117,5 +119,6 @@ def extract_html(
     }
     result = _chain(raw_consensus).extract(page, model)  # fetched without a browser: stage 1
     return article_item(
-        page, result.extraction, result.method, model, result.note, (), headline_in_text
-    )
+        page, result.extraction, result.method, model, result.note, (), headline_in_text,
+        with_html,
+    )  # fmt: skip

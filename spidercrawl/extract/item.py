@@ -34,13 +34,16 @@ def article_item(
     note: str = "",
     site_names: Iterable[str] = (),
     headline_in_text: bool = True,
+    with_html: bool = True,
 ) -> ArticleItem:
     """The article item of one page, from whichever extraction was used; its text starts
     with the visible headline, or, if ``headline_in_text`` is False, leaves out the one
     the extraction took (the title carries it). A
-    :class:`~spidercrawl.document.captured.Page` gives the blocks it has built already."""
+    :class:`~spidercrawl.document.captured.Page` gives the blocks it has built already.
+    ``with_html`` False leaves ``html`` and ``markdown`` empty, for a caller that keeps
+    the text alone: a peer reader's clean HTML is built from the page again when asked."""
     text = extraction.text if extraction is not None else ""
-    html = extraction.html if extraction is not None else ""
+    html = extraction.html if extraction is not None and with_html else ""
     text, prompts = without_prompts(text)  # a paywall's prompt is no part of the article
     html = html_without_prompts(html, prompts)
     access = article_access(page.get("jsonld") or [], prompts or _page_prompts(page))
@@ -75,7 +78,7 @@ def article_item(
         image=metadata.image,
         text=text,
         html=html,
-        markdown=article_markdown(text, html),
+        markdown=article_markdown(text, html) if with_html else "",
         lang=metadata.lang,
         method=method,
         method_note=note,
