@@ -5,6 +5,7 @@ leave-one-dataset-out choice of its constant."""
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -405,3 +406,24 @@ def test_on_todays_markup_our_blocks_stand_where_readability_sides_with_them() -
     outright = replace(SETTINGS, modern_rendered_lead=None)
     taken = ExtractionChain(UNSEEN, peers, settings=outright).extract(page, None)
     assert "trafilatura's reading" in taken.note and taken.extraction.text == teasers
+
+
+def test_each_decision_is_charged_the_readings_it_stands_on_though_made_before() -> None:
+    """The evaluation's grid runs many settings on one page's readings: a setting that
+    only reads an agreement another setting measured still costs both readings and the
+    measure, as a crawl that decides once would pay them."""
+    slow = "the harbour wall will be rebuilt in spring says the council " * 200
+
+    def read() -> PeerExtraction:
+        deadline = time.thread_time() + 0.02
+        while time.thread_time() < deadline:
+            pass
+        return PeerExtraction.of_text(slow, 0.0, "a")
+
+    readings = PageReadings({"a": read, "b": read})
+    first = readings.agreement("a", "b")
+    assert readings.cost() >= 0.04
+    readings.start_decision()
+    assert readings.cost() == 0.0
+    assert readings.agreement("b", "a") == first
+    assert readings.cost() >= 0.04 and readings.asked == {"a", "b"}

@@ -492,8 +492,8 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
         texts: dict[str, tuple[str, float]] = {}
         grid = [(UNSEEN_BLOCKS, (None, None, None)), *zip(variants, UNSEEN_GRID, strict=True)]
         for method, (bonus, agreement, modern) in grid:
-            readings.asked = set()
-            began = page_clock()
+            readings.start_decision()
+            began, spent = page_clock(), readings.spent()
             if bonus is None:
                 source, how = BLOCKS, ""
                 readings[BLOCKS]
@@ -504,11 +504,8 @@ def run_unseen(job: SiteJob) -> SiteOutcome:
                 )  # fmt: skip
                 decision = decide(readings, facts, settings)
                 source, how = decision.source, decision.why
-            choosing = (
-                page_clock()
-                - began
-                - sum(readings.seconds.get(name, 0.0) for name in readings.asked)
-            )
+            # the decision's own time: its wall less the readings and agreements made in it
+            choosing = page_clock() - began - (readings.spent() - spent)
             if source not in texts:
                 began = page_clock()
                 text = _article_text(job, page, readings[source], "unseen")

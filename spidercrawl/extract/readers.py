@@ -233,9 +233,9 @@ BUDGETED = frozenset({READABILITY, TRAFILATURA, TRAFILATURA_RECALL})
 class PageReadings:
     """The readers' articles of one page, each made on first use and kept. ``readers``:
     name -> the function making its article; a reader not here is not available on this
-    page. ``found``: articles at hand before any reader runs. What each reader cost, what
-    it raised and why it declined are kept for the note, the caller's count and the
-    evaluation's timing."""
+    page. ``found``: articles at hand before any reader runs. What each reader cost (CPU
+    seconds of the thread), what it raised and why it declined are kept for the note, the
+    caller's count and the evaluation's timing."""
 
     def __init__(
         self,
@@ -252,6 +252,8 @@ class PageReadings:
         self.declined: dict[str, str] = {}
         self.late: list[str] = []
         self.asked: set[str] = set()  # the readers a decision asked for, made or kept
+        self.asked_pairs: set[tuple[str, str]] = set()  # and the agreements it measured
+        self.pair_seconds: dict[tuple[str, str], float] = {}
         self._words: dict[str, list[str]] = {}
         self._agreements: dict[tuple[str, str], float] = {}
 
@@ -270,7 +272,7 @@ class PageReadings:
         if name in BUDGETED and deadline_passed(self.deadline):
             self.late.append(name)
             return PeerExtraction.of_text("", 0.0, name)
-        started = time.perf_counter()
+        started = time.thread_time()
         try:
             return self.readers[name]()
         except NoReadingError as declined:
@@ -283,7 +285,7 @@ class PageReadings:
             empty.error = describe_error(error)
             return empty
         finally:
-            self.seconds[name] = time.perf_counter() - started
+            self.seconds[name] = time.thread_time() - started
 
     def failed(self, name: str) -> bool:
         """Whether ``name`` raised on this page (asked for it first where not yet)."""
@@ -302,10 +304,25 @@ class PageReadings:
         """Word F1 of two readings, measured once a pair (the evaluation's grid asks the
         same pairs under many settings)."""
         pair = (first, second) if first <= second else (second, first)
+        self.asked.update(pair)  # a kept measure still stands on both readings
+        self.asked_pairs.add(pair)
         if pair not in self._agreements:
-            self._agreements[pair] = word_f1(self.words(first), self.words(second))
+            first_words, second_words = self.words(first), self.words(second)
+            started = time.thread_time()
+            self._agreements[pair] = word_f1(first_words, second_words)
+            self.pair_seconds[pair] = time.thread_time() - started
         return self._agreements[pair]
 
+    def spent(self) -> float:
+        """The seconds every reading and agreement made so far took."""
+        return sum(self.seconds.values()) + sum(self.pair_seconds.values())
+
+    def start_decision(self) -> None:
+        """Forget what was asked: the next decision's :meth:`cost` is its own."""
+        self.asked, self.asked_pairs = set(), set()
+
     def cost(self) -> float:
-        """The seconds of the readers the decisions asked for."""
-        return sum(self.seconds.get(name, 0.0) for name in self.asked)
+        """The seconds of the readers and agreements the decision asked for (each made
+        once a page, as a crawl makes them for its one decision)."""
+        readers = sum(self.seconds.get(name, 0.0) for name in self.asked)
+        return readers + sum(self.pair_seconds.get(pair, 0.0) for pair in self.asked_pairs)
