@@ -427,3 +427,5 @@ def test_each_decision_is_charged_the_readings_it_stands_on_though_made_before()
     assert readings.cost() == 0.0
     assert readings.agreement("b", "a") == first
     assert readings.cost() >= 0.04 and readings.asked == {"a", "b"}
+    readings.start_decision()
+    assert readings.words("a") and readings.cost() >= 0.02 and readings.asked == {"a"}

@@ -253,6 +253,8 @@ class PageReadings:
         self.late: list[str] = []
         self.asked: set[str] = set()  # the readers a decision asked for, made or kept
         self.asked_pairs: set[tuple[str, str]] = set()  # and the agreements it measured
+        self.asked_words: set[str] = set()  # and the readings it tokenized
+        self.word_seconds: dict[str, float] = {}
         self.pair_seconds: dict[tuple[str, str], float] = {}
         self._words: dict[str, list[str]] = {}
         self._agreements: dict[tuple[str, str], float] = {}
@@ -296,8 +298,13 @@ class PageReadings:
         return self[name].text or ""
 
     def words(self, name: str) -> list[str]:
+        self.asked.add(name)  # kept words still stand on the reading
+        self.asked_words.add(name)
         if name not in self._words:
-            self._words[name] = tokenize(self.text(name))
+            text = self.text(name)
+            started = time.thread_time()
+            self._words[name] = tokenize(text)
+            self.word_seconds[name] = time.thread_time() - started
         return self._words[name]
 
     def agreement(self, first: str, second: str) -> float:
@@ -315,14 +322,16 @@ class PageReadings:
 
     def spent(self) -> float:
         """The seconds every reading and agreement made so far took."""
-        return sum(self.seconds.values()) + sum(self.pair_seconds.values())
+        made = [self.seconds, self.pair_seconds, self.word_seconds]
+        return sum(sum(seconds.values()) for seconds in made)
 
     def start_decision(self) -> None:
         """Forget what was asked: the next decision's :meth:`cost` is its own."""
-        self.asked, self.asked_pairs = set(), set()
+        self.asked, self.asked_pairs, self.asked_words = set(), set(), set()
 
     def cost(self) -> float:
         """The seconds of the readers and agreements the decision asked for (each made
         once a page, as a crawl makes them for its one decision)."""
         readers = sum(self.seconds.get(name, 0.0) for name in self.asked)
-        return readers + sum(self.pair_seconds.get(pair, 0.0) for pair in self.asked_pairs)
+        words = sum(self.word_seconds.get(name, 0.0) for name in self.asked_words)
+        return readers + words + sum(self.pair_seconds.get(p, 0.0) for p in self.asked_pairs)
