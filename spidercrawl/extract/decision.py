@@ -332,6 +332,11 @@ def _never_seen(
     lead = settings.modern_rendered_lead
     modern = lead is not None and settings.reads_as_today(facts.markup)
     if modern and len(readings.words(TRAFILATURA)) >= MIN_ARTICLE_WORDS:
+        agreed = readings.agreement(TRAFILATURA, own)
+        if agreed >= 1 - (lead or 0.0):  # readability could not outvote trafilatura then
+            markup = facts.markup.describe()
+            why = f"consensus on {markup}: trafilatura's text, our blocks agreeing ({agreed:.2f})"
+            return Decision(TRAFILATURA, why, round(agreed, 3), method)
         names = [own, TRAFILATURA, READABILITY]
         name, agreement = medoid_of(readings, names, {TRAFILATURA: lead or 0.0})
         named = BLOCKS if name == own else name
