@@ -32,7 +32,6 @@ from spidercrawl.extract.decision import (
     DecisionSettings,
     PageFacts,
     decide,
-    markup_evidence,
 )
 from spidercrawl.extract.readers import (
     BLOCKS,
@@ -117,7 +116,7 @@ class ExtractionChain:
                 readers[name] = lambda name=name: self.peers.read(name, raw)
         facts = PageFacts(
             plain=page.plain,
-            markup=markup_evidence(raw) if raw else markup_evidence(""),
+            raw_html=raw,
             peers_read=bool(raw),
             without_peers=without,
             check_rules=self.check_rules and self.peers is not None and self.peers_on[True],

@@ -33,10 +33,11 @@ one dataset out over the dev sets (docs/measurements.md).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from spidercrawl.extract.readers import (
@@ -130,13 +131,19 @@ class PageFacts:
     an article (``sure``)."""
 
     plain: bool
-    markup: MarkupEvidence = MarkupEvidence()
+    raw_html: str = field(default="", repr=False)  # what the peers read ("": none)
     peers_read: bool = False
     without_peers: str = ""  # why the peers cannot read it ("": none asked for)
     check_rules: bool = True
     familiarity: Callable[[], float] | None = None
     enough_chars: Callable[[], int] | None = None
     sure: Callable[[Any], bool] | None = None
+
+    @functools.cached_property
+    def markup(self) -> MarkupEvidence:
+        """The markers of today's markup in the raw HTML, looked for when first asked (a
+        page the site's parser reads on the fast path never asks)."""
+        return markup_evidence(self.raw_html)
 
 
 @dataclass
