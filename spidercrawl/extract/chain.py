@@ -37,9 +37,9 @@ from spidercrawl.extract.readers import (
     BLOCKS,
     DENSITY,
     PEER_MAX_CHARS,
+    PEER_READINGS,
     READABILITY,
     TRAFILATURA,
-    TRAFILATURA_RECALL,
     PageReadings,
     Peers,
     ReaderError,
@@ -50,8 +50,6 @@ from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import SiteModel
 
 logger = logging.getLogger(__name__)
-
-PEER_NAMES = frozenset({READABILITY, TRAFILATURA, TRAFILATURA_RECALL})
 
 __all__ = ["ChainResult", "ExtractionChain", "ReaderError", "describe_error"]
 
@@ -158,7 +156,7 @@ class ExtractionChain:
             readings.errors.append(ReaderError("the decision", error))
             result = self._after_error(readings, error)
         # A peer's failure is one voice less, not ours to count (the note names it).
-        result.errors = [error for error in readings.errors if error.stage not in PEER_NAMES]
+        result.errors = [error for error in readings.errors if error.stage not in PEER_READINGS]
         if not result.extraction.text and result.method != DENSITY:  # never empty
             fallback = readings[DENSITY]
             if fallback.text:

@@ -34,7 +34,6 @@ one dataset out over the dev sets (docs/measurements.md).
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,8 +54,6 @@ from spidercrawl.extract.readers import (
     PageReadings,
     word_f1,
 )
-
-logger = logging.getLogger(__name__)
 
 # A reading of fewer words is no article: the reader collapsed on the page.
 MIN_ARTICLE_WORDS = 10
@@ -214,7 +211,7 @@ def _raw_with_parser(
     parser = readings[PARSER]
     if not parser.text:
         return _raw(readings, facts, settings)
-    if not facts.check_rules or not readings.has(DENSITY):
+    if not facts.check_rules:
         return Decision(PARSER, method=PARSER)
     if parser.prose.agrees_with(len(parser.text.split())):
         return Decision(PARSER, method=PARSER, rules_check="prose")

@@ -226,8 +226,9 @@ def deadline_passed(deadline: float | None) -> bool:
     return deadline is not None and time.monotonic() > deadline
 
 
-# Readers not started past the page's time budget: the ones that cost the most.
-BUDGETED = frozenset({READABILITY, TRAFILATURA, TRAFILATURA_RECALL})
+# The peers' readings: not started past the page's time budget (they cost the most), and
+# their failures are theirs, not ours to count.
+PEER_READINGS = frozenset({READABILITY, TRAFILATURA, TRAFILATURA_RECALL})
 
 
 class PageReadings:
@@ -271,7 +272,7 @@ class PageReadings:
     def _read(self, name: str) -> Any:
         if name not in self.readers:
             return PeerExtraction.of_text("", 0.0, name)
-        if name in BUDGETED and deadline_passed(self.deadline):
+        if name in PEER_READINGS and deadline_passed(self.deadline):
             self.late.append(name)
             return PeerExtraction.of_text("", 0.0, name)
         started = time.thread_time()
