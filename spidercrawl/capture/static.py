@@ -12,6 +12,7 @@ from urllib.parse import urljoin
 import lxml.html
 from lxml import etree
 
+from spidercrawl.document.deck import deck_in_document
 from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.page import html_headlines
 from spidercrawl.document.reservations import agent_robots_metas
@@ -121,6 +122,8 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
     canonical = next(iter(_CANONICAL(root)), "")
     lang = next(iter(_LANG(root)), "")
     jsonld, jsonld_types = read_jsonld(str(script) for script in _JSONLD(root))
+    headlines = html_headlines(root)
+    deck = deck_in_document(root, descriptions, [*titles, *headlines])
     return {
         "capture_mode": "http",
         "titles": titles,
@@ -132,6 +135,7 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         "time_datetimes": [str(value) for value in _TIME_DATETIMES(root)[:5]],
         "jsonld": jsonld,
         "jsonld_types": jsonld_types,
-        "headlines": html_headlines(root),
+        "headlines": headlines,
         "texts": [],
+        **({"deck": deck.as_field()} if deck is not None else {}),
     }

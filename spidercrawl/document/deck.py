@@ -1,0 +1,173 @@
+"""The page's deck: the sentence or two under the headline that sums the story up.
+
+News gold texts keep it and readers often leave it out, for it stands outside the story's
+container in markup of its own. It is found by what the page itself says its summary is
+(its meta description) and by where it stands: a visible element of that text (not the
+headline), with the article's opening among the words that follow it. A deck the article
+already holds is not added again.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+import lxml.html
+from lxml import etree
+from rapidfuzz.distance import LCSseq
+
+from spidercrawl.text import tokenize
+
+MIN_WORDS = 8  # a description shorter than this is a tagline, not a deck
+MATCH = 0.8  # word F1 of an element's text with the description
+MAX_LONGER = 1.5  # an element this many times the description's words (plus a few) holds more
+FOLLOWING_WORDS = 300  # the words after the deck in which the article must open
+OPENING_LINES = 3  # the article's first lines looked for there (a date line may come first)
+OPENING_WORDS = 6  # the words of one opening line that must stand there in a row
+LEVELS_UP = 4  # from a text node's element, ancestors tried for the whole description
+# Elements whose text is no deck: not shown, not prose, or a control.
+NOT_SHOWN = frozenset(
+    {"script", "style", "noscript", "template", "head", "title", "a", "button", "option",
+     "select", "textarea", "h1"}
+)  # fmt: skip
+NOT_TEXT = frozenset({"script", "style", "noscript", "template"})
+
+
+@dataclass(frozen=True)
+class Deck:
+    """A deck's text as the page shows it, and the words that follow it on the page
+    (tokens joined by spaces: where the article must open for the deck to be its own)."""
+
+    text: str
+    following: str
+
+    def as_field(self) -> dict[str, str]:
+        return {"text": self.text, "following": self.following}
+
+    @classmethod
+    def of_field(cls, value: Any) -> Deck | None:
+        """The deck a capture carries (``deck``), or None for none or a malformed one."""
+        if not isinstance(value, Mapping):
+            return None
+        text, following = value.get("text"), value.get("following")
+        if not isinstance(text, str) or not isinstance(following, str) or not text.strip():
+            return None
+        return cls(text, following)
+
+
+def _word_f1(first: Sequence[str], second: Sequence[str]) -> float:
+    if not first or not second:
+        return 0.0
+    return 2 * LCSseq.similarity(first, second) / (len(first) + len(second))
+
+
+def _is_deck_text(words: Sequence[str], description: Sequence[str], titles: Iterable) -> bool:
+    if len(words) > MAX_LONGER * len(description) + 5:
+        return False
+    if _word_f1(words, description) < MATCH:
+        return False
+    return not any(_word_f1(words, title) >= MATCH for title in titles)
+
+
+def _wanted(descriptions: Sequence[str], titles: Sequence[str]) -> tuple[list[str], list]:
+    description = tokenize(next((d for d in descriptions if d and d.strip()), ""))
+    if len(description) < MIN_WORDS:
+        return [], []
+    return description, [tokenize(t) for t in titles if t]
+
+
+_TEXT_WITH = etree.XPath("//body//text()[contains(., $part)]")
+_FOLLOWING_TEXT = etree.XPath("following::text()")
+
+
+def _shown(element: lxml.html.HtmlElement) -> bool:
+    for node in (element, *element.iterancestors()):
+        if not isinstance(node.tag, str) or node.tag in NOT_SHOWN:
+            return False
+        if node.get("hidden") is not None or node.get("aria-hidden") == "true":
+            return False
+        style = (node.get("style") or "").replace(" ", "").lower()
+        if "display:none" in style or "visibility:hidden" in style:
+            return False
+    return True
+
+
+def deck_in_document(
+    root: lxml.html.HtmlElement, descriptions: Sequence[str], titles: Sequence[str] = ()
+) -> Deck | None:
+    """The deck of a parsed page (read only): the smallest shown element, from a text node
+    holding the description's first words up at most ``LEVELS_UP`` levels, whose text is
+    the description."""
+    description, title_words = _wanted(descriptions, titles)
+    if not description:
+        return None
+    first = next(d for d in descriptions if d and d.strip())
+    part = " ".join(first.split()[:2])
+    for node in _TEXT_WITH(root, part=part):
+        element = node.getparent()
+        for _ in range(LEVELS_UP):
+            if element is None or len(tokenize(element.text_content())) >= 0.7 * len(description):
+                break
+            element = element.getparent()
+        if element is None or not _shown(element):
+            continue
+        text = " ".join(element.text_content().split())
+        if not _is_deck_text(tokenize(text), description, title_words):
+            continue
+        following: list[str] = []
+        for later in _FOLLOWING_TEXT(element):
+            parent = later.getparent()
+            if parent is None or parent.tag in NOT_TEXT:
+                continue
+            following.extend(tokenize(later))
+            if len(following) >= FOLLOWING_WORDS:
+                break
+        return Deck(text, " ".join(following[:FOLLOWING_WORDS]))
+    return None
+
+
+def deck_in_blocks(
+    texts: Sequence[str], descriptions: Sequence[str], titles: Sequence[str] = ()
+) -> Deck | None:
+    """The deck of a rendered page, from its text blocks in document order (each shown)."""
+    description, title_words = _wanted(descriptions, titles)
+    if not description:
+        return None
+    for index, text in enumerate(texts):
+        words = tokenize(text)
+        if len(words) < 0.7 * len(description) or not _is_deck_text(
+            words, description, title_words
+        ):
+            continue
+        following: list[str] = []
+        for later in texts[index + 1 :]:
+            following.extend(tokenize(later))
+            if len(following) >= FOLLOWING_WORDS:
+                break
+        return Deck(" ".join(text.split()), " ".join(following[:FOLLOWING_WORDS]))
+    return None
+
+
+def lead_with_deck(text: str, html: str, deck: Deck | None) -> tuple[str, str]:
+    """The article's text and HTML opening with the page's deck, where the deck stands
+    right before the article (one of its first lines among the words that follow the
+    deck) and the article does not hold it already; else unchanged."""
+    if deck is None or not text.strip():
+        return text, html
+    deck_words = tokenize(deck.text)
+    article = tokenize(text)
+    opening = article[: 3 * len(deck_words) + 200]
+    if LCSseq.similarity(deck_words, opening) >= MATCH * len(deck_words):
+        return text, html  # the article has it
+    following = f" {deck.following} "
+    lines = (tokenize(line) for line in text.splitlines() if line.strip())
+    if not any(
+        len(words) >= OPENING_WORDS and f" {' '.join(words[:OPENING_WORDS])} " in following
+        for words in itertools.islice(lines, OPENING_LINES)
+    ):
+        return text, html
+    paragraph = f"<p>{escape(deck.text, quote=False)}</p>"
+    return f"{deck.text}\n\n{text}", f"{paragraph}\n{html}" if html else html
