@@ -27,6 +27,7 @@ _CAPTURED_FIELDS = (
     "viewport",
     "fast_path_article",
     "headlines",
+    "deck",
     "hidden_text_chars",
     "blocks_truncated",
 )
