@@ -10,7 +10,7 @@ already holds is not added again.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -27,6 +27,7 @@ MAX_LONGER = 1.5  # an element this many times the description's words (plus a f
 FOLLOWING_WORDS = 300  # the words after the deck in which the article must open
 OPENING_LINES = 3  # the article's first lines looked for there (a date line may come first)
 OPENING_WORDS = 6  # the words of one opening line that must stand there in a row
+MAX_TEXT_DEPTH = 64  # levels below a following element whose text is read
 LEVELS_UP = 4  # from a text node's element, ancestors tried for the whole description
 # Elements whose text is no deck: not shown, not prose, or a control.
 NOT_SHOWN = frozenset(
@@ -80,7 +81,6 @@ def _wanted(descriptions: Sequence[str], titles: Sequence[str]) -> tuple[list[st
 
 
 _TEXT_WITH = etree.XPath("//body//text()[contains(., $part)]")
-_FOLLOWING_TEXT = etree.XPath("following::text()")
 
 
 def _shown(element: lxml.html.HtmlElement) -> bool:
@@ -93,6 +93,33 @@ def _shown(element: lxml.html.HtmlElement) -> bool:
         if "display:none" in style or "visibility:hidden" in style:
             return False
     return True
+
+
+def _texts_after(element: lxml.html.HtmlElement) -> Iterator[str]:
+    """The texts that follow ``element`` in document order (scripts and styles aside),
+    walked lazily: the caller stops after a few hundred words."""
+    node = element
+    while node is not None:
+        if node.tail:
+            yield node.tail
+        for sibling in node.itersiblings():
+            yield from _texts_within(sibling)
+            if sibling.tail:
+                yield sibling.tail
+        node = node.getparent()
+
+
+def _texts_within(element: lxml.html.HtmlElement, depth: int = 0) -> Iterator[str]:
+    """Its texts in document order, to ``MAX_TEXT_DEPTH`` levels down (deeper text only
+    locates the article less well)."""
+    if not isinstance(element.tag, str) or element.tag in NOT_TEXT or depth > MAX_TEXT_DEPTH:
+        return
+    if element.text:
+        yield element.text
+    for child in element:
+        yield from _texts_within(child, depth + 1)
+        if child.tail:
+            yield child.tail
 
 
 def deck_in_document(
@@ -108,6 +135,8 @@ def deck_in_document(
     part = " ".join(first.split()[:2])
     for node in _TEXT_WITH(root, part=part):
         element = node.getparent()
+        if element is None or not _shown(element):
+            continue  # a script's data, a hidden copy
         for _ in range(LEVELS_UP):
             if element is None or len(tokenize(element.text_content())) >= 0.7 * len(description):
                 break
@@ -117,15 +146,14 @@ def deck_in_document(
         text = " ".join(element.text_content().split())
         if not _is_deck_text(tokenize(text), description, title_words):
             continue
-        following: list[str] = []
-        for later in _FOLLOWING_TEXT(element):
-            parent = later.getparent()
-            if parent is None or parent.tag in NOT_TEXT:
-                continue
-            following.extend(tokenize(later))
-            if len(following) >= FOLLOWING_WORDS:
+        chunks, words = [], 0
+        for later in _texts_after(element):
+            chunks.append(later)
+            words += later.count(" ") + 1  # at least its words: tokenized once, below
+            if words >= 2 * FOLLOWING_WORDS:
                 break
-        return Deck(text, " ".join(following[:FOLLOWING_WORDS]))
+        following = tokenize(" ".join(chunks))[:FOLLOWING_WORDS]
+        return Deck(text, " ".join(following))
     return None
 
 
