@@ -3,7 +3,9 @@ candidates (datasketch).
 
 The same wire story published by several sites, or one site's story at several URLs (a
 print view, AMP, a tracking query, a re-dated copy), is one story to a corpus. Each
-delivered article's text becomes a MinHash signature of its word 5-shingles; an article
+delivered article's text becomes a MinHash signature of the word 5-shingles of its prose
+(lines of ten words or more: a caption or a link line one site's parser keeps and
+another's leaves out does not part two copies of a story); an article
 whose estimated Jaccard similarity with one delivered before reaches the threshold is a
 near-duplicate of it. Articles of fewer than ``MIN_WORDS`` words are never compared (two
 words would match everything that shares them).
@@ -40,6 +42,7 @@ SCHEME = "affine32"  # datasketch's hash scheme: 32-bit signatures, stored as su
 HASH_TYPE = np.dtype("<u4")
 SHINGLE_WORDS = 5
 MIN_WORDS = 50  # shorter articles (a caption, a two-word stub) are neither checked nor kept
+PROSE_LINE_WORDS = 10  # a line of the story's prose, not one of the lines around it
 SNAPSHOT, JOURNAL = "near-duplicates.npz", "near-duplicates.journal"
 
 
@@ -52,8 +55,9 @@ class DeliveredArticle:
 
 
 def signature(text: str) -> LeanMinHash | None:
-    """The MinHash of the text's word shingles; None for a text too short to compare."""
-    words = tokenize(text)
+    """The MinHash of the word shingles of the text's prose (:func:`story_words`); None
+    for a text too short to compare."""
+    words = story_words(text)
     if len(words) < MIN_WORDS:
         return None
     shingles = {
@@ -64,6 +68,16 @@ def signature(text: str) -> LeanMinHash | None:
     )
     minhash.update_batch([shingle.encode("utf-8") for shingle in shingles])
     return LeanMinHash(minhash)
+
+
+def story_words(text: str) -> list[str]:
+    """The words of the text's prose lines (``PROSE_LINE_WORDS`` or more), or all its words
+    where those are under ``MIN_WORDS``. Short lines (the headline, a caption's credit, a
+    "Related: ..." link, a byline) are where two sites' parsers cut one story differently:
+    the story is its prose."""
+    lines = [tokenize(line) for line in text.splitlines()]
+    prose = [word for line in lines if len(line) >= PROSE_LINE_WORDS for word in line]
+    return prose if len(prose) >= MIN_WORDS else [word for line in lines for word in line]
 
 
 @functools.cache
