@@ -1,0 +1,122 @@
+"""The language identifier's model, decompressed once per machine rather than once per
+process.
+
+py3langid ships its model LZMA-compressed; decompressing it is nearly all of the
+identifier's load, which every process (a crawl, a datatrove task, an extraction run)
+pays before its first article's language is known. The arrays it holds are kept
+uncompressed in the user's cache folder (``$XDG_CACHE_HOME/spidercrawl``, else
+``~/.cache/spidercrawl``; ``SPIDERCRAWL_CACHE_DIR`` overrides) under a name made from the
+package's version and the shipped file's size and time, and later processes read them
+from there. Where the folder cannot be written or read, the model loads as py3langid
+loads it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import os
+import tempfile
+from array import array
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = "py3langid-model-"
+# The arrays py3langid's loader returns, by the names its model file gives them.
+_ARRAYS = ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
+_TYPECODES = {2: "H", 4: "I", 8: "L"}  # unsigned integers by item size, as py3langid keeps them
+
+
+def cache_dir() -> Path:
+    """Where the decompressed model is kept."""
+    if chosen := os.environ.get("SPIDERCRAWL_CACHE_DIR"):
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "spidercrawl"
+
+
+def load_identifier() -> Any:
+    """py3langid's identifier (probabilities normalised), from the cached arrays where
+    they are kept, else from the shipped model (keeping its arrays for the next
+    process)."""
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    shipped = Path(MODEL_DIR) / MODEL_FILE
+    cached = _cached_path(shipped)
+    if cached is not None and cached.exists():
+        try:
+            return _identifier_of(LanguageIdentifier, _read(cached))
+        except Exception as error:  # a damaged copy (cut short, not an archive): rewritten
+            logger.info("Language model cache %s unreadable (%s): loading the shipped one",
+                        cached, error)  # fmt: skip
+    identifier = LanguageIdentifier.from_model_file(shipped, norm_probs=True)
+    if cached is not None:
+        _write(cached, identifier)
+    return identifier
+
+
+def _cached_path(shipped: Path) -> Path | None:
+    """The cache file for this package version and model file; None where unknown."""
+    try:
+        version = importlib.metadata.version("py3langid")
+        stat = shipped.stat()
+    except (OSError, importlib.metadata.PackageNotFoundError):
+        return None
+    return cache_dir() / f"{_PREFIX}{version}-{stat.st_size}-{stat.st_mtime_ns}.npz"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in _ARRAYS}
+
+
+def _identifier_of(identifier_class: Any, arrays: dict[str, Any]) -> Any:
+    """The identifier built from the arrays, in the types py3langid's own loader hands
+    its constructor (the state tables as ``array`` objects, the rest as lists)."""
+
+    def as_array(values: Any) -> array:
+        table = array(_TYPECODES[values.dtype.itemsize])
+        table.frombytes(values.tobytes())
+        return table
+
+    return identifier_class(
+        arrays["ptc"], arrays["pc"], arrays["classes"].tolist(), as_array(arrays["nextmove"]),
+        arrays["out_feat"].tolist(), norm_probs=True, tk_row=as_array(arrays["nextmove_row"]),
+    )  # fmt: skip
+
+
+def _write(path: Path, identifier: Any) -> None:
+    """Keep the identifier's arrays at ``path`` (written whole, then renamed, so that a
+    process reading it never sees half a file), and drop the copies of other versions."""
+    import numpy as np
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {
+            "ptc": identifier.nb_ptc,
+            "pc": identifier.nb_pc,
+            "classes": np.array(identifier.nb_classes),
+            "nextmove": np.frombuffer(identifier.tk_nextmove, dtype=_dtype(identifier.tk_nextmove)),
+            "nextmove_row": np.frombuffer(identifier.tk_row, dtype=_dtype(identifier.tk_row)),
+            "out_feat": np.asarray(identifier.tk_output, dtype=np.int32),
+        }
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as file:
+            try:
+                np.savez(file, **arrays)
+            except BaseException:
+                os.unlink(file.name)
+                raise
+        os.replace(file.name, path)
+        for stale in path.parent.glob(f"{_PREFIX}*.npz"):
+            if stale != path:
+                stale.unlink(missing_ok=True)
+    except (OSError, TypeError, ValueError) as error:
+        logger.info("Language model not cached in %s: %s", path.parent, error)
+
+
+def _dtype(table: array) -> str:
+    return {"H": "uint16", "I": "uint32", "L": "uint64"}[table.typecode]
