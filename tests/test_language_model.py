@@ -3,6 +3,7 @@ the same identifier either way, and loaded as shipped where the cache fails."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,13 @@ TEXTS = (
 @pytest.fixture(scope="module")
 def shipped() -> LanguageIdentifier:
     return LanguageIdentifier.from_model_file(MODEL_DIR / MODEL_FILE, norm_probs=True)
+
+
+def written() -> None:
+    """Wait for the cache's writer."""
+    for thread in threading.enumerate():
+        if thread.name == language_model.WRITER:
+            thread.join()
 
 
 def same_identifier(first: LanguageIdentifier, second: LanguageIdentifier) -> bool:
@@ -45,6 +53,7 @@ def test_the_model_is_read_from_the_cache_after_its_first_load(
 ) -> None:
     monkeypatch.setenv("SPIDERCRAWL_CACHE_DIR", str(tmp_path))
     first = language_model.load_identifier()
+    written()
     assert len(list(tmp_path.glob("*.npz"))) == 1 and not list(tmp_path.glob("*.tmp"))
 
     def not_shipped(*args, **kwargs):
@@ -58,9 +67,11 @@ def test_the_model_is_read_from_the_cache_after_its_first_load(
 def test_a_damaged_cache_file_is_replaced(shipped, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("SPIDERCRAWL_CACHE_DIR", str(tmp_path))
     language_model.load_identifier()
+    written()
     (cached,) = tmp_path.glob("*.npz")
     cached.write_bytes(cached.read_bytes()[:1000])  # cut short
     assert same_identifier(language_model.load_identifier(), shipped)
+    written()
     assert same_identifier(language_model.load_identifier(), shipped)
     assert cached.stat().st_size > 1000
 
@@ -72,3 +83,4 @@ def test_a_cache_folder_that_cannot_be_made_loads_the_shipped_model(
     blocked.write_text("not a folder")
     monkeypatch.setenv("SPIDERCRAWL_CACHE_DIR", str(blocked / "cache"))
     assert same_identifier(language_model.load_identifier(), shipped)
+    written()

@@ -17,6 +17,7 @@ import importlib.metadata
 import logging
 import os
 import tempfile
+import threading
 from array import array
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 _PREFIX = "py3langid-model-"
+WRITER = "language-model-cache"  # the name of the thread that writes the cache
 # The arrays py3langid's loader returns, by the names its model file gives them.
 _ARRAYS = ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
 _TYPECODES = {2: "H", 4: "I", 8: "L"}  # unsigned integers by item size, as py3langid keeps them
@@ -39,8 +41,8 @@ def cache_dir() -> Path:
 
 def load_identifier() -> Any:
     """py3langid's identifier (probabilities normalised), from the cached arrays where
-    they are kept, else from the shipped model (keeping its arrays for the next
-    process)."""
+    they are kept, else from the shipped model (its arrays then kept for the next
+    process by a thread of their own, :data:`WRITER`)."""
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
     shipped = Path(MODEL_DIR) / MODEL_FILE
@@ -52,8 +54,8 @@ def load_identifier() -> Any:
             logger.info("Language model cache %s unreadable (%s): loading the shipped one",
                         cached, error)  # fmt: skip
     identifier = LanguageIdentifier.from_model_file(shipped, norm_probs=True)
-    if cached is not None:
-        _write(cached, identifier)
+    if cached is not None:  # not waited for: the process waits for it at its end
+        threading.Thread(target=_write, args=(cached, identifier), name=WRITER).start()
     return identifier
 
 
