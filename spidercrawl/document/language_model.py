@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
+import shutil
 import tempfile
 import threading
 from array import array
@@ -47,12 +48,13 @@ def load_identifier() -> Any:
 
     shipped = Path(MODEL_DIR) / MODEL_FILE
     cached = _cached_path(shipped)
-    if cached is not None and cached.exists():
+    if cached is not None and cached.is_dir():
         try:
             return _identifier_of(LanguageIdentifier, _read(cached))
-        except Exception as error:  # a damaged copy (cut short, not an archive): rewritten
+        except Exception as error:  # a damaged copy (a file cut short or gone): rewritten
             logger.info("Language model cache %s unreadable (%s): loading the shipped one",
                         cached, error)  # fmt: skip
+            shutil.rmtree(cached, ignore_errors=True)
     identifier = LanguageIdentifier.from_model_file(shipped, norm_probs=True)
     if cached is not None:  # not waited for: the process waits for it at its end
         threading.Thread(target=_write, args=(cached, identifier), name=WRITER).start()
@@ -60,20 +62,21 @@ def load_identifier() -> Any:
 
 
 def _cached_path(shipped: Path) -> Path | None:
-    """The cache file for this package version and model file; None where unknown."""
+    """The cache folder for this package version and model file; None where unknown."""
     try:
         version = importlib.metadata.version("py3langid")
         stat = shipped.stat()
     except (OSError, importlib.metadata.PackageNotFoundError):
         return None
-    return cache_dir() / f"{_PREFIX}{version}-{stat.st_size}-{stat.st_mtime_ns}.npz"
+    return cache_dir() / f"{_PREFIX}{version}-{stat.st_size}-{stat.st_mtime_ns}"
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(folder: Path) -> dict[str, Any]:
+    """The arrays, one ``.npy`` file each, each read whole at once (where an ``.npz``
+    archive is read in small pieces, each checked)."""
     import numpy as np
 
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in _ARRAYS}
+    return {name: np.load(folder / f"{name}.npy", allow_pickle=False) for name in _ARRAYS}
 
 
 def _identifier_of(identifier_class: Any, arrays: dict[str, Any]) -> Any:
@@ -91,33 +94,36 @@ def _identifier_of(identifier_class: Any, arrays: dict[str, Any]) -> Any:
     )  # fmt: skip
 
 
-def _write(path: Path, identifier: Any) -> None:
-    """Keep the identifier's arrays at ``path`` (written whole, then renamed, so that a
-    process reading it never sees half a file), and drop the copies of other versions."""
+def _write(folder: Path, identifier: Any) -> None:
+    """Keep the identifier's arrays in ``folder`` (written in a folder of their own, then
+    renamed, so that a process reading them never finds half of them), in place of the
+    copies of other versions."""
     import numpy as np
 
+    arrays = {
+        "ptc": identifier.nb_ptc,
+        "pc": identifier.nb_pc,
+        "classes": np.array(identifier.nb_classes),
+        "nextmove": np.frombuffer(identifier.tk_nextmove, dtype=_dtype(identifier.tk_nextmove)),
+        "nextmove_row": np.frombuffer(identifier.tk_row, dtype=_dtype(identifier.tk_row)),
+        "out_feat": np.asarray(identifier.tk_output, dtype=np.int32),
+    }
+    written = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        arrays = {
-            "ptc": identifier.nb_ptc,
-            "pc": identifier.nb_pc,
-            "classes": np.array(identifier.nb_classes),
-            "nextmove": np.frombuffer(identifier.tk_nextmove, dtype=_dtype(identifier.tk_nextmove)),
-            "nextmove_row": np.frombuffer(identifier.tk_row, dtype=_dtype(identifier.tk_row)),
-            "out_feat": np.asarray(identifier.tk_output, dtype=np.int32),
-        }
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as file:
-            try:
-                np.savez(file, **arrays)
-            except BaseException:
-                os.unlink(file.name)
-                raise
-        os.replace(file.name, path)
-        for stale in path.parent.glob(f"{_PREFIX}*.npz"):
-            if stale != path:
-                stale.unlink(missing_ok=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        written = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".writing-"))
+        for name, values in arrays.items():
+            np.save(written / f"{name}.npy", values, allow_pickle=False)
+        os.rename(written, folder)  # where another process's copy came first, it stands
+        written = None
+        for stale in folder.parent.glob(f"{_PREFIX}*"):
+            if stale != folder:
+                shutil.rmtree(stale, ignore_errors=True)
     except (OSError, TypeError, ValueError) as error:
-        logger.info("Language model not cached in %s: %s", path.parent, error)
+        logger.info("Language model not cached in %s: %s", folder.parent, error)
+    finally:
+        if written is not None:
+            shutil.rmtree(written, ignore_errors=True)
 
 
 def _dtype(table: array) -> str:
