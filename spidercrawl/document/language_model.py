@@ -66,9 +66,10 @@ def _cached_path(shipped: Path) -> Path | None:
     try:
         version = importlib.metadata.version("py3langid")
         stat = shipped.stat()
-    except (OSError, importlib.metadata.PackageNotFoundError):
+        folder = cache_dir()  # no home folder: RuntimeError
+    except (OSError, RuntimeError, importlib.metadata.PackageNotFoundError):
         return None
-    return cache_dir() / f"{_PREFIX}{version}-{stat.st_size}-{stat.st_mtime_ns}"
+    return folder / f"{_PREFIX}{version}-{stat.st_size}-{stat.st_mtime_ns}"
 
 
 def _read(folder: Path) -> dict[str, Any]:
