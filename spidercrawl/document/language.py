@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from spidercrawl.document.language_model import load_identifier
 from spidercrawl.document.page import first_value
 
 _LANGUAGE_TAG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]{2,8})*$", re.IGNORECASE)
@@ -35,18 +36,16 @@ def _identifier() -> Any:
     if not _loaded:
         with _LOADING:
             if not _loaded:
-                from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
-
-                path = MODEL_DIR / MODEL_FILE
-                _loaded.append(LanguageIdentifier.from_model_file(path, norm_probs=True))
+                _loaded.append(load_identifier())
     return _loaded[0]
 
 
 def load_in_background() -> threading.Thread:
-    """Load the identifier's model in a thread: it takes about 0.4 s (mostly LZMA, which
-    releases the GIL), which a crawl's first article would otherwise wait for. Started when
-    a crawl opens, it loads while the crawl fetches robots.txt, sitemaps and the home page,
-    which AutoThrottle spaces at first by its start delay."""
+    """Load the identifier's model in a thread, which a crawl's first article would
+    otherwise wait for: mostly LZMA, which releases the GIL, the first time on a machine;
+    later processes read it decompressed (:mod:`.language_model`). Started when a crawl
+    opens, it loads while the crawl fetches robots.txt, sitemaps and the home page, which
+    AutoThrottle spaces at first by its start delay."""
     thread = threading.Thread(target=_identifier, name="language-model", daemon=True)
     thread.start()
     return thread

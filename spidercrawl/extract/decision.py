@@ -96,6 +96,11 @@ _MODERN_MARKERS = {
     "json-ld": re.compile(r"""application/ld\+json""", re.I),
     "lazy images": re.compile(r"""loading\s*=\s*["']?lazy""", re.I),
 }
+# A piece of every match of each marker, in lower case, found in the lowered page before
+# its pattern is searched: a case-blind pattern scans the whole page a character at a time
+# where it finds nothing. No piece holds i, k or s, the letters that ``re.IGNORECASE``
+# matches to characters ``str.lower`` does not lower to them.
+_MARKER_PIECES = {"viewport": "ewport", "json-ld": "ld+j", "lazy images": "lazy"}
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,13 @@ class MarkupEvidence:
 
 def markup_evidence(raw_html: str) -> MarkupEvidence:
     """The markers of today's markup in ``raw_html`` (a viewport, JSON-LD, lazy images)."""
+    lowered = raw_html.lower()
     return MarkupEvidence(
-        tuple(name for name, pattern in _MODERN_MARKERS.items() if pattern.search(raw_html))
+        tuple(
+            name
+            for name, pattern in _MODERN_MARKERS.items()
+            if _MARKER_PIECES[name] in lowered and pattern.search(raw_html)
+        )
     )
 
 
