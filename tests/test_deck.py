@@ -113,3 +113,13 @@ def test_a_malformed_deck_field_is_no_deck(value):
     """A capture's ``deck`` comes from a crawl cache or a queue: any other shape is none."""
     assert Deck.of_field(value) is None
     assert Deck.of_field({"text": DECK, "following": "x"}) == Deck(DECK, "x")
+    assert Deck.of_field({"text": DECK * 100, "following": "x"}) is None  # none is this long
+
+
+def test_a_description_of_a_whole_story_is_no_deck():
+    """A page whose description holds thousands of words (and an element that holds them
+    too): no deck, and no alignment of thousands of words by thousands."""
+    story = " ".join(STORY * 60)
+    root = lxml.html.document_fromstring(news_page(f"<p>{story}</p>", description=story))
+    assert deck_in_document(root, [story]) is None
+    assert deck_in_blocks([story, *STORY], [story]) is None

@@ -22,6 +22,8 @@ from rapidfuzz.distance import LCSseq
 from spidercrawl.text import tokenize
 
 MIN_WORDS = 8  # a description shorter than this is a tagline, not a deck
+MAX_WORDS = 120  # ... and one longer than this no deck either (nor is its matching bounded)
+MAX_FIELD_CHARS = 8000  # a capture's deck and its following words, each at most
 MATCH = 0.8  # word F1 of an element's text with the description
 MAX_LONGER = 1.5  # an element this many times the description's words (plus a few) holds more
 FOLLOWING_WORDS = 300  # the words after the deck in which the article must open
@@ -56,6 +58,8 @@ class Deck:
         text, following = value.get("text"), value.get("following")
         if not isinstance(text, str) or not isinstance(following, str) or not text.strip():
             return None
+        if len(text) > MAX_FIELD_CHARS or len(following) > MAX_FIELD_CHARS:
+            return None  # no deck found here is this long: a damaged or hostile record
         return cls(text, following)
 
 
@@ -75,7 +79,7 @@ def _is_deck_text(words: Sequence[str], description: Sequence[str], titles: Iter
 
 def _wanted(descriptions: Sequence[str], titles: Sequence[str]) -> tuple[list[str], list]:
     description = tokenize(next((d for d in descriptions if d and d.strip()), ""))
-    if len(description) < MIN_WORDS:
+    if not MIN_WORDS <= len(description) <= MAX_WORDS:
         return [], []
     return description, [tokenize(t) for t in titles if t]
 
