@@ -30,6 +30,8 @@ FOLLOWING_WORDS = 300  # the words after the deck in which the article must open
 OPENING_LINES = 3  # the article's first lines looked for there (a date line may come first)
 OPENING_WORDS = 6  # the words of one opening line that must stand there in a row
 MAX_TEXT_DEPTH = 64  # levels below a following element whose text is read
+MAX_CANDIDATES = 20  # text nodes holding the description's first words, looked at in order
+MAX_CHARS_A_WORD = 30  # an element of more characters than this per deck word is no deck
 LEVELS_UP = 4  # from a text node's element, ancestors tried for the whole description
 # Elements whose text is no deck: not shown, not prose, or a control.
 NOT_SHOWN = frozenset(
@@ -137,12 +139,16 @@ def deck_in_document(
         return None
     first = next(d for d in descriptions if d and d.strip())
     part = " ".join(first.split()[:2])
-    for node in _TEXT_WITH(root, part=part):
+    longest = MAX_CHARS_A_WORD * (MAX_LONGER * len(description) + 5)
+    for node in itertools.islice(_TEXT_WITH(root, part=part), MAX_CANDIDATES):
         element = node.getparent()
-        if element is None or not _shown(element):
-            continue  # a script's data, a hidden copy
+        if element is None or element.tag in NOT_TEXT:
+            continue  # a script's data: never climbed from
         for _ in range(LEVELS_UP):
-            if element is None or len(tokenize(element.text_content())) >= 0.7 * len(description):
+            content = element.text_content()
+            if len(content) > longest:
+                element = None  # holds far more than a deck: not one, and not read
+            if element is None or len(tokenize(content)) >= 0.7 * len(description):
                 break
             element = element.getparent()
         if element is None or not _shown(element):
