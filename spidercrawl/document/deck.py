@@ -159,7 +159,7 @@ def deck_in_document(
         chunks, words = [], 0
         for later in _texts_after(element):
             chunks.append(later)
-            words += later.count(" ") + 1  # at least its words: tokenized once, below
+            words += len(later.split())  # at most its tokens, tokenized once below
             if words >= 2 * FOLLOWING_WORDS:
                 break
         following = tokenize(" ".join(chunks))[:FOLLOWING_WORDS]
