@@ -19,7 +19,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter
@@ -83,12 +84,6 @@ def read_shared(site: str, raw: bytes | str) -> TdmPolicy:
     return TdmPolicy()
 
 
-class PolicySource(Protocol):
-    """What :class:`TdmPolicyWait` asks: the spider's view of each site's policy."""
-
-    def tdm_policy(self, site: str) -> TdmPolicy | None: ...
-
-
 class TdmPolicyWait:
     """With Redis: a page item whose site's policy is not known yet waits for it, asking
     every POLL_SECONDS up to the tdmrep.json fetch's own bound (its download timeout, and
@@ -112,23 +107,26 @@ class TdmPolicyWait:
 
     async def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         adapter = ItemAdapter(item)
-        source = self.crawler.spider
+        # The spider's view of each site's policy (spiders/news.py), asking Redis if unknown.
+        ask: Callable[[str], TdmPolicy | None] | None = getattr(
+            self.crawler.spider, "tdm_policy", None
+        )
         site = str(adapter.get("site") or "")
-        if "texts" not in adapter or not site or not hasattr(source, "tdm_policy"):
+        if "texts" not in adapter or not site or ask is None:
             return item  # not a page item of the news spider
-        policy = await self._policy(source, site)
+        policy = await self._policy(ask, site)
         if policy is not None and policy.reserves(urlsplit(str(adapter.get("url"))).path):
             adapter["reservations"] = sorted({*(adapter.get("reservations") or ()), TDM})
         return item
 
-    async def _policy(self, source: PolicySource, site: str) -> TdmPolicy | None:
-        policy = source.tdm_policy(site)
+    async def _policy(self, ask: Callable[[str], TdmPolicy | None], site: str) -> TdmPolicy | None:
+        policy = ask(site)
         deadline = time.monotonic() + self.wait
         while policy is None and site not in self.late and time.monotonic() < deadline:
             if GUARD.error is not None:
                 raise RedisDownError(f"Redis stopped answering ({GUARD.error})")
             await asyncio.sleep(POLL_SECONDS)
-            policy = source.tdm_policy(site)
+            policy = ask(site)
         if policy is None and site not in self.late:
             self.late.add(site)
             logger.warning(
