@@ -8,6 +8,8 @@
   had not finished when it died are put back by the next worker that notices it is gone;
 - sites come from a queue that ``python -m spidercrawl.enqueue`` fills (:mod:`.sites`),
   and the pages claimed per site (and the ``max_pages`` budget) are counted in Redis;
+- each site's tdmrep.json is shared by the worker that read it, so that every worker
+  marks the pages it reserves (:mod:`.tdm`);
 - each article is judged, recorded and put into the delivery stream in one atomic step
   (:mod:`.delivery`), and ``python -m spidercrawl.collect`` writes the stream to the
   per-site articles files and JSON Feeds;
@@ -160,6 +162,10 @@ class RedisAddon:
             "SCHEDULER_SERIALIZER": "spidercrawl.distributed.request_codec",
         }.items():
             settings.set(name, value, priority="addon")
+        # A page read before its site's tdmrep.json was shared waits for it (tdm.py).
+        from spidercrawl.distributed.tdm import PIPELINE_ORDER, TdmPolicyWait
+
+        settings.set_in_component_priority_dict("ITEM_PIPELINES", TdmPolicyWait, PIPELINE_ORDER)
         # Each site learned once for every worker, its model published in Redis. The
         # project's settings name the local learner (at a priority above the add-on's), so
         # that default is replaced here, but not a learner the user named on the command line.

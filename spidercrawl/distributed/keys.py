@@ -23,6 +23,7 @@ KEY_TYPES: dict[str, str] = {
     "sites:starting:*": "list",  # sites a worker took, until their start requests are queued
     "sites": "hash",
     "learned": "hash",
+    "tdm": "hash",  # each site's tdmrep.json, shared by the worker that read it (tdm.py)
     "delivered": "stream",
     "workers": "set",
     "claimed:render:*": "set",

@@ -4,6 +4,8 @@
   ``python -m spidercrawl.enqueue``; an idle worker pops one and starts its discovery;
 - ``PREFIX:sites``: every site's line by name, so that a worker can handle the pages of a
   site another worker started;
+- ``PREFIX:tdm``: every site's tdmrep.json, as the worker that read it shared it
+  (:mod:`.tdm`), forgotten when the site is queued again;
 - ``PREFIX:sites:starting:WORKER``: the sites a worker took and has not yet queued the
   start requests of (put back in the queue if it stops answering first);
 - ``PREFIX:claimed:render:SITE`` / ``PREFIX:claimed:visit:SITE``: the pages sent to the
@@ -25,6 +27,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from spidercrawl.distributed import GUARD, NotDelivered, as_text, key_prefix, redis_client
+from spidercrawl.distributed.tdm import SharedTdm
 from spidercrawl.sites import SiteSpec, parse_site_line
 
 logger = logging.getLogger(__name__)
@@ -52,6 +55,7 @@ class RedisSiteQueue:
         self.flight_since: float | None = None  # since when only requests in flight are left
         self.flight_wait = flight_wait
         self.specs: dict[str, SiteSpec] = {}
+        self.tdm = SharedTdm(redis, prefix)  # the sites' tdmrep.json, for every worker
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisSiteQueue:
@@ -185,10 +189,12 @@ def put_back_started(redis: Any, prefix: str, worker: str) -> int:
 def push_sites(redis: Any, prefix: str, specs: Iterable[SiteSpec]) -> int:
     """Queue sites for any worker; each site's line is kept by name for all workers. A site
     queued again is crawled afresh: its claimed pages are forgotten (what was delivered is
-    not, so only new or changed articles come, and known pages are asked conditionally)."""
+    not, so only new or changed articles come, and known pages are asked conditionally), and
+    its tdmrep.json is read again."""
     pushed = 0
     for spec in specs:
         redis.delete(f"{prefix}:claimed:render:{spec.name}", f"{prefix}:claimed:visit:{spec.name}")
+        redis.hdel(f"{prefix}:tdm", spec.name)  # read afresh by the run
         redis.hset(f"{prefix}:sites", spec.name, spec.line())
         redis.rpush(f"{prefix}:sites:queue", spec.line())
         pushed += 1

@@ -237,6 +237,8 @@ class NewsSpider(scrapy.Spider):
     def _register(self, spec: SiteSpec) -> SiteCrawl:
         if spec.name not in self.targets:
             self.targets[spec.name] = SiteCrawl(spec)
+        elif self.site_queue is not None:  # started again: its tdmrep.json is read afresh
+            self.targets[spec.name].tdm_known = False
         return self.targets[spec.name]
 
     def _target(self, meta: dict[str, Any]) -> SiteCrawl:
@@ -270,8 +272,8 @@ class NewsSpider(scrapy.Spider):
     def parse_tdmrep(self, response: Response) -> None:
         """The site's ``/.well-known/tdmrep.json`` (document/reservations.py)."""
         target = self._target(response.meta)
-        if isinstance(response, TextResponse):
-            target.tdm = TdmPolicy.parse(response.text)
+        text = response.text if isinstance(response, TextResponse) else ""
+        self._tdm_read(target, TdmPolicy.parse(text), text)
         if target.tdm.rules:
             logger.info(
                 "%s: its tdmrep.json has %d rules (text-and-data-mining reservations)",
@@ -281,6 +283,28 @@ class NewsSpider(scrapy.Spider):
     def on_tdmrep_error(self, failure: Failure) -> None:
         """Most sites have no tdmrep.json: nothing reserved by the site."""
         logger.debug("No tdmrep.json: %s", _describe_failure(failure))
+        request = failure.request  # type: ignore[attr-defined]
+        self._tdm_read(self._target(request.meta), TdmPolicy(), "")
+
+    def _tdm_read(self, target: SiteCrawl, policy: TdmPolicy, text: str) -> None:
+        """This worker read the site's tdmrep.json: its policy, and with Redis shared for
+        the workers that render the site's other pages (distributed/tdm.py): "" where it
+        holds no rule (none, unreadable, too long)."""
+        target.tdm, target.tdm_known = policy, True
+        if self.site_queue is not None:
+            self.site_queue.tdm.share(target.name, text if policy.rules else "")
+
+    def tdm_policy(self, site: str) -> TdmPolicy | None:
+        """The site's tdmrep.json policy. With Redis, until this worker has it (read here,
+        or shared by the worker that read it), each call asks Redis: None while no worker
+        has shared it or Redis does not answer. Without Redis, what this process read."""
+        target = self._target({"site": site})
+        if target.tdm_known or self.site_queue is None:
+            return target.tdm
+        policy = self.site_queue.tdm.policy(target.name)
+        if policy is not None:
+            target.tdm, target.tdm_known = policy, True
+        return policy
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         """The sitemaps of a robots.txt the spider fetched itself (see :meth:`on_robots`)."""
@@ -667,8 +691,10 @@ class NewsSpider(scrapy.Spider):
     def _reservations(self, target: SiteCrawl, response: Response, item: PageItem) -> list[str]:
         """What the page reserves of its text (its robots meta tags, ``X-Robots-Tag`` and
         ``tdm-reservation`` headers, for every crawler or one of ``ROBOTS_AGENTS``), and
-        the site's tdmrep.json for its path."""
-        by_site = target.tdm.reserves(urlsplit(response.url).path)
+        the site's tdmrep.json for its path (with Redis, not known yet: the page waits for
+        it at the item step, distributed/tdm.py)."""
+        policy = self.tdm_policy(target.name)
+        by_site = policy is not None and policy.reserves(urlsplit(response.url).path)
         return _head(response).reservations(item.get("meta") or {}, by_site, self.robots_agents)
 
     def _count_failure(self, target: SiteCrawl, url: str, reason: str) -> None:
@@ -769,6 +795,7 @@ class SiteCrawl:
     home_failed: str = ""  # why the home page could not be fetched
     blocked: Counter[str] = field(default_factory=Counter)  # pages a bot wall answered, by kind
     tdm: TdmPolicy = field(default_factory=TdmPolicy)  # its tdmrep.json's reservations
+    tdm_known: bool = False  # with Redis: tdm read here or taken from Redis (else: ask)
     offsite: int = 0  # feed entries, sitemap URLs, feeds and sitemaps off the site, not fetched
 
     @property
