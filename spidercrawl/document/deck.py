@@ -196,8 +196,8 @@ def lead_with_deck(text: str, html: str, deck: Deck | None) -> tuple[str, str]:
     if deck is None or not text.strip():
         return text, html
     deck_words = tokenize(deck.text)
-    article = tokenize(text)
-    opening = article[: 3 * len(deck_words) + 200]
+    reach = 3 * len(deck_words) + 200  # the article's first words where a deck would be
+    opening = tokenize(text[: MAX_CHARS_A_WORD * reach])[:reach]
     if LCSseq.similarity(deck_words, opening) >= MATCH * len(deck_words):
         return text, html  # the article has it
     following = f" {deck.following} "
