@@ -56,7 +56,7 @@ class PageItem(scrapy.Item):
     capture_mode = scrapy.Field()  # "browser" (rendered, blocks) or "http" (fast path, no blocks)
     fast_path_rejected = scrapy.Field()  # why the fast path sent this page to the browser
     headlines = scrapy.Field()  # <h1> texts of a page without blocks (raw HTML)
-    deck = scrapy.Field()  # its deck as its raw HTML shows it (``document.deck.Deck``)
+    decks = scrapy.Field()  # its decks as its raw HTML shows them (``document.deck.Deck``)
     fast_path_article = scrapy.Field()  # in memory only: the fast path's checked article
     fast_path_version = scrapy.Field()  # the model whose rules rejected it
     raw_html = scrapy.Field()  # the HTML as the server sent it (rendered pages; see raw_html.py)

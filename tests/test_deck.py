@@ -7,7 +7,13 @@ from __future__ import annotations
 import lxml.html
 import pytest
 
-from spidercrawl.document.deck import Deck, deck_in_blocks, deck_in_document, lead_with_deck
+from spidercrawl.document.deck import (
+    Deck,
+    decks_in_blocks,
+    decks_in_document,
+    decks_of_field,
+    lead_with_deck,
+)
 from spidercrawl.extract.api import extract_html
 from spidercrawl.text import word_count
 
@@ -88,21 +94,31 @@ def test_a_deck_the_article_holds_is_not_added_again():
     assert item["text"].count("rusted far beyond repair") == 1
 
 
+def test_the_og_description_is_the_deck_where_the_meta_one_is_the_first_paragraph():
+    """Many pages describe themselves by their story's first paragraph in one description
+    and by their deck in another (og:description): the deck is the one that opens the
+    article, once."""
+    page = news_page(f'<p class="standfirst">{DECK}</p>', description=STORY[0])
+    page = page.replace("</head>", f'<meta property="og:description" content="{DECK}"></head>')
+    item = extract_html(page, "https://gazette.example/bridge", headline_in_text=False)
+    assert lines(item["text"])[:2] == [DECK, STORY[0]]
+
+
 def test_a_short_description_or_the_headline_is_no_deck():
     root = lxml.html.document_fromstring(news_page("<p>Harbour news in brief</p>"))
-    assert deck_in_document(root, ["Harbour news in brief"]) is None  # under 8 words
+    assert decks_in_document(root, ["Harbour news in brief"]) == []  # under 8 words
     headline = "Harbour bridge to close for two years as engineers warn of rust damage"
     root = lxml.html.document_fromstring(news_page(f"<h1>{headline}</h1>", description=headline))
-    assert deck_in_document(root, [headline]) is None  # the headline is an <h1>
+    assert decks_in_document(root, [headline]) == []  # the headline is an <h1>
     root = lxml.html.document_fromstring(news_page(f"<p>{headline}</p>", description=headline))
-    assert deck_in_document(root, [headline], [headline]) is None  # it is the title
+    assert decks_in_document(root, [headline], [headline]) == []  # it is the title
 
 
 def test_a_rendered_page_finds_its_deck_among_its_blocks():
     texts = ["Home News Sport", "Harbour bridge to close", DECK, "By Ann Reporter", *STORY]
-    deck = deck_in_blocks(texts, [DECK])
-    assert deck is not None and deck.text == DECK
-    text, html = lead_with_deck("\n\n".join(STORY), "<p>story</p>", deck)
+    decks = decks_in_blocks(texts, [DECK])
+    assert [deck.text for deck in decks] == [DECK]
+    text, html = lead_with_deck("\n\n".join(STORY), "<p>story</p>", decks)
     assert lines(text) == [DECK, *STORY] and html.startswith(f"<p>{DECK}</p>")
 
 
@@ -110,10 +126,11 @@ def test_a_rendered_page_finds_its_deck_among_its_blocks():
     "value", [None, "a deck", ["text"], {"text": 3, "following": ""}, {"text": "", "following": ""}]
 )
 def test_a_malformed_deck_field_is_no_deck(value):
-    """A capture's ``deck`` comes from a crawl cache or a queue: any other shape is none."""
+    """A capture's ``decks`` come from a crawl cache or a queue: any other shape is none."""
     assert Deck.of_field(value) is None
-    assert Deck.of_field({"text": DECK, "following": "x"}) == Deck(DECK, "x")
-    assert Deck.of_field({"text": DECK * 100, "following": "x"}) is None  # none is this long
+    assert decks_of_field(value) == [] and decks_of_field([value]) == []
+    assert decks_of_field([{"text": DECK, "following": "x"}]) == [Deck(DECK, "x")]
+    assert decks_of_field([{"text": DECK * 100, "following": "x"}]) == []  # none is this long
 
 
 def test_a_description_of_a_whole_story_is_no_deck():
@@ -121,5 +138,5 @@ def test_a_description_of_a_whole_story_is_no_deck():
     too): no deck, and no alignment of thousands of words by thousands."""
     story = " ".join(STORY * 60)
     root = lxml.html.document_fromstring(news_page(f"<p>{story}</p>", description=story))
-    assert deck_in_document(root, [story]) is None
-    assert deck_in_blocks([story, *STORY], [story]) is None
+    assert decks_in_document(root, [story]) == []
+    assert decks_in_blocks([story, *STORY], [story]) == []

@@ -27,7 +27,7 @@ _CAPTURED_FIELDS = (
     "viewport",
     "fast_path_article",
     "headlines",
-    "deck",
+    "decks",
     "hidden_text_chars",
     "blocks_truncated",
 )

@@ -12,7 +12,7 @@ from urllib.parse import urljoin
 import lxml.html
 from lxml import etree
 
-from spidercrawl.document.deck import deck_in_document
+from spidercrawl.document.deck import decks_in_document
 from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.page import html_headlines
 from spidercrawl.document.reservations import agent_robots_metas
@@ -123,7 +123,7 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
     lang = next(iter(_LANG(root)), "")
     jsonld, jsonld_types = read_jsonld(str(script) for script in _JSONLD(root))
     headlines = html_headlines(root)
-    deck = deck_in_document(root, descriptions, [*titles, *headlines])
+    decks = decks_in_document(root, descriptions, [*titles, *headlines])
     return {
         "capture_mode": "http",
         "titles": titles,
@@ -137,5 +137,5 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         "jsonld_types": jsonld_types,
         "headlines": headlines,
         "texts": [],
-        **({"deck": deck.as_field()} if deck is not None else {}),
+        **({"decks": [deck.as_field() for deck in decks]} if decks else {}),
     }

@@ -22,6 +22,7 @@ from rapidfuzz.distance import LCSseq
 from spidercrawl.text import tokenize
 
 MIN_WORDS = 8  # a description shorter than this is a tagline, not a deck
+MAX_DESCRIPTIONS = 3  # the meta, og and twitter descriptions: each may be the deck
 MAX_WORDS = 120  # ... and one longer than this no deck either (nor is its matching bounded)
 MAX_FIELD_CHARS = 8000  # a capture's deck and its following words, each at most
 MATCH = 0.8  # word F1 of an element's text with the description
@@ -54,7 +55,7 @@ class Deck:
 
     @classmethod
     def of_field(cls, value: Any) -> Deck | None:
-        """The deck a capture carries (``deck``), or None for none or a malformed one."""
+        """A deck as a capture carries it, or None for a malformed one."""
         if not isinstance(value, Mapping):
             return None
         text, following = value.get("text"), value.get("following")
@@ -63,6 +64,15 @@ class Deck:
         if len(text) > MAX_FIELD_CHARS or len(following) > MAX_FIELD_CHARS:
             return None  # no deck found here is this long: a damaged or hostile record
         return cls(text, following)
+
+
+def decks_of_field(value: Any) -> list[Deck]:
+    """The decks a capture carries (``decks``: a list, one a description at most); any
+    other shape, or a malformed entry, is none."""
+    if not isinstance(value, list):
+        return []
+    decks = (Deck.of_field(entry) for entry in value[:MAX_DESCRIPTIONS])
+    return [deck for deck in decks if deck is not None]
 
 
 def _word_f1(first: Sequence[str], second: Sequence[str]) -> float:
@@ -79,11 +89,16 @@ def _is_deck_text(words: Sequence[str], description: Sequence[str], titles: Iter
     return not any(_word_f1(words, title) >= MATCH for title in titles)
 
 
-def _wanted(descriptions: Sequence[str], titles: Sequence[str]) -> tuple[list[str], list]:
-    description = tokenize(next((d for d in descriptions if d and d.strip()), ""))
-    if not MIN_WORDS <= len(description) <= MAX_WORDS:
-        return [], []
-    return description, [tokenize(t) for t in titles if t]
+def _wanted(descriptions: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The page's distinct descriptions (its meta, og and twitter ones, in that order)
+    that may be a deck, each with its words: a page's og:description is often its deck
+    where its meta description is the story's first paragraph."""
+    wanted: dict[str, tuple[str, list[str]]] = {}
+    for description in descriptions[:MAX_DESCRIPTIONS]:
+        words = tokenize(description) if isinstance(description, str) else []
+        if MIN_WORDS <= len(words) <= MAX_WORDS:
+            wanted.setdefault(" ".join(words), (description, words))
+    return list(wanted.values())
 
 
 _TEXT_WITH = etree.XPath("//body//text()[contains(., $part)]")
@@ -128,16 +143,27 @@ def _texts_within(element: lxml.html.HtmlElement, depth: int = 0) -> Iterator[st
             yield child.tail
 
 
-def deck_in_document(
+def decks_in_document(
     root: lxml.html.HtmlElement, descriptions: Sequence[str], titles: Sequence[str] = ()
+) -> list[Deck]:
+    """The decks of a parsed page (read only), one a description at most: the smallest
+    shown element, from a text node holding the description's first words up at most
+    ``LEVELS_UP`` levels, whose text is the description."""
+    title_words = [tokenize(t) for t in titles if t]
+    decks = [
+        _deck_in_document(root, first, description, title_words)
+        for first, description in _wanted(descriptions)
+    ]
+    return _distinct(decks)
+
+
+def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
+    return list({deck.text: deck for deck in decks if deck is not None}.values())
+
+
+def _deck_in_document(
+    root: lxml.html.HtmlElement, first: str, description: list[str], title_words: list
 ) -> Deck | None:
-    """The deck of a parsed page (read only): the smallest shown element, from a text node
-    holding the description's first words up at most ``LEVELS_UP`` levels, whose text is
-    the description."""
-    description, title_words = _wanted(descriptions, titles)
-    if not description:
-        return None
-    first = next(d for d in descriptions if d and d.strip())
     part = " ".join(first.split()[:2])
     longest = MAX_CHARS_A_WORD * (MAX_LONGER * len(description) + 5)
     for node in itertools.islice(_TEXT_WITH(root, part=part), MAX_CANDIDATES):
@@ -167,13 +193,18 @@ def deck_in_document(
     return None
 
 
-def deck_in_blocks(
+def decks_in_blocks(
     texts: Sequence[str], descriptions: Sequence[str], titles: Sequence[str] = ()
-) -> Deck | None:
-    """The deck of a rendered page, from its text blocks in document order (each shown)."""
-    description, title_words = _wanted(descriptions, titles)
-    if not description:
-        return None
+) -> list[Deck]:
+    """The decks of a rendered page, from its text blocks in document order (each shown),
+    one a description at most."""
+    title_words = [tokenize(t) for t in titles if t]
+    return _distinct(
+        _deck_in_blocks(texts, description, title_words) for _, description in _wanted(descriptions)
+    )
+
+
+def _deck_in_blocks(texts: Sequence[str], description: list[str], title_words: list) -> Deck | None:
     for index, text in enumerate(texts):
         words = tokenize(text)
         if len(words) < 0.7 * len(description) or not _is_deck_text(
@@ -189,23 +220,28 @@ def deck_in_blocks(
     return None
 
 
-def lead_with_deck(text: str, html: str, deck: Deck | None) -> tuple[str, str]:
-    """The article's text and HTML opening with the page's deck, where the deck stands
-    right before the article (one of its first lines among the words that follow the
-    deck) and the article does not hold it already; else unchanged."""
-    if deck is None or not text.strip():
+def lead_with_deck(text: str, html: str, decks: Sequence[Deck]) -> tuple[str, str]:
+    """The article's text and HTML opening with the page's first deck that stands right
+    before the article (one of its first lines among the words that follow the deck) and
+    that the article does not hold already; else unchanged."""
+    if not text.strip():
         return text, html
+    for deck in decks:
+        if _stands_before(text, deck):
+            paragraph = f"<p>{escape(deck.text, quote=False)}</p>"
+            return f"{deck.text}\n\n{text}", f"{paragraph}\n{html}" if html else html
+    return text, html
+
+
+def _stands_before(text: str, deck: Deck) -> bool:
     deck_words = tokenize(deck.text)
     reach = 3 * len(deck_words) + 200  # the article's first words where a deck would be
     opening = tokenize(text[: MAX_CHARS_A_WORD * reach])[:reach]
     if LCSseq.similarity(deck_words, opening) >= MATCH * len(deck_words):
-        return text, html  # the article has it
+        return False  # the article has it
     following = f" {deck.following} "
     lines = (tokenize(line) for line in text.splitlines() if line.strip())
-    if not any(
+    return any(
         len(words) >= OPENING_WORDS and f" {' '.join(words[:OPENING_WORDS])} " in following
         for words in itertools.islice(lines, OPENING_LINES)
-    ):
-        return text, html
-    paragraph = f"<p>{escape(deck.text, quote=False)}</p>"
-    return f"{deck.text}\n\n{text}", f"{paragraph}\n{html}" if html else html
+    )

@@ -17,7 +17,7 @@ from spidercrawl.document.access import (
 )
 from spidercrawl.document.blocks import block_text
 from spidercrawl.document.captured import Page
-from spidercrawl.document.deck import Deck, deck_in_blocks, lead_with_deck
+from spidercrawl.document.deck import decks_in_blocks, decks_of_field, lead_with_deck
 from spidercrawl.document.markdown import article_markdown
 from spidercrawl.document.page import first_description, html_headlines
 from spidercrawl.extract.metadata import article_metadata, best_title
@@ -53,7 +53,7 @@ def article_item(
     if page.get("texts"):
         blocks = Page.of(page).blocks_without_densities()
         headlines = headline_candidates(page, blocks)
-        deck = deck_in_blocks(
+        decks = decks_in_blocks(
             [block.text for block in blocks], page.get("descriptions") or [],
             [*metadata.titles, *headlines],
         )  # fmt: skip
@@ -61,12 +61,12 @@ def article_item(
         headlines = page.get("headlines")
         if headlines is None:
             headlines = html_headlines(page.get("rendered_html") or "")
-        deck = Deck.of_field(page.get("deck"))  # found as the page was parsed
+        decks = decks_of_field(page.get("decks"))  # found as the page was parsed
     title = best_title(metadata.titles, headlines)
     words = word_count(text)  # of the text the fast path's check has just tokenized
-    with_deck, html = lead_with_deck(text, html, deck)
-    if with_deck is not text:  # the deck went first, on a paragraph of its own
-        words += word_count(deck.text)
+    with_deck, html = lead_with_deck(text, html, decks)
+    if with_deck is not text:  # a deck went first, on a paragraph of its own
+        words += word_count(with_deck) - word_count(text)
         text = with_deck
     body = text
     if headline_in_text and title in headlines:
