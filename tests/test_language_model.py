@@ -86,3 +86,20 @@ def test_a_cache_folder_that_cannot_be_made_loads_the_shipped_model(
     monkeypatch.setenv("SPIDERCRAWL_CACHE_DIR", str(blocked / "cache"))
     assert same_identifier(language_model.load_identifier(), shipped)
     written()
+
+
+def test_a_copy_abandoned_half_written_is_removed(tmp_path: Path, monkeypatch) -> None:
+    """A process killed while writing leaves its folder: the next write removes it (an hour
+    old), not another process's write under way (a young one)."""
+    import os
+
+    monkeypatch.setenv("SPIDERCRAWL_CACHE_DIR", str(tmp_path))
+    abandoned, under_way = tmp_path / ".writing-old", tmp_path / ".writing-new"
+    for folder in (abandoned, under_way):
+        folder.mkdir()
+        (folder / "ptc.npy").write_bytes(b"cut short")
+    hours_ago = os.stat(abandoned).st_mtime - 2 * language_model.ABANDONED_SECONDS
+    os.utime(abandoned, (hours_ago, hours_ago))
+    language_model.load_identifier()
+    written()
+    assert not abandoned.exists() and under_way.exists()

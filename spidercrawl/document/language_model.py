@@ -13,12 +13,14 @@ loads it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import logging
 import os
 import shutil
 import tempfile
 import threading
+import time
 from array import array
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 _PREFIX = "py3langid-model-"
+_WRITING = ".writing-"  # a copy being written, renamed to its _PREFIX name when whole
+ABANDONED_SECONDS = 3600.0  # a copy being written this long ago was abandoned
 WRITER = "language-model-cache"  # the name of the thread that writes the cache
 # The arrays py3langid's loader returns, by the names its model file gives them.
 _ARRAYS = ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
@@ -112,7 +116,7 @@ def _write(folder: Path, identifier: Any) -> None:
     written = None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        written = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".writing-"))
+        written = Path(tempfile.mkdtemp(dir=folder.parent, prefix=_WRITING))
         for name, values in arrays.items():
             np.save(written / f"{name}.npy", values, allow_pickle=False)
         os.rename(written, folder)  # where another process's copy came first, it stands
@@ -120,11 +124,22 @@ def _write(folder: Path, identifier: Any) -> None:
         for stale in folder.parent.glob(f"{_PREFIX}*"):
             if stale != folder:
                 shutil.rmtree(stale, ignore_errors=True)
+        _remove_abandoned(folder.parent)
     except (OSError, TypeError, ValueError) as error:
         logger.info("Language model not cached in %s: %s", folder.parent, error)
     finally:
         if written is not None:
             shutil.rmtree(written, ignore_errors=True)
+
+
+def _remove_abandoned(cache: Path) -> None:
+    """Half-written copies older than ``ABANDONED_SECONDS``: a process killed while writing
+    left them (a younger one may be another process's write under way)."""
+    now = time.time()
+    for left in cache.glob(f"{_WRITING}*"):
+        with contextlib.suppress(OSError):
+            if now - left.stat().st_mtime > ABANDONED_SECONDS:
+                shutil.rmtree(left, ignore_errors=True)
 
 
 def _dtype(table: array) -> str:
