@@ -8,9 +8,11 @@ characters is a token: ``str.split`` would count a whole Chinese paragraph as on
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 import regex
+from rapidfuzz.distance import LCSseq
 
 # Scripts written without spaces between words: each character is a token there.
 _UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
@@ -84,3 +86,11 @@ def cjk_share(text: str) -> float:
     if visible <= 0:
         return 0.0
     return len(_UNSPACED_CHAR.findall(text)) / visible
+
+
+def word_f1(first: Sequence[str], second: Sequence[str]) -> float:
+    """Word-level LCS F1 of two token sequences (0 when either is empty): the measure the
+    evaluation scores by, and the readers' agreement."""
+    if not first or not second:
+        return 0.0
+    return 2 * LCSseq.similarity(first, second) / (len(first) + len(second))

@@ -19,7 +19,7 @@ import lxml.html
 from lxml import etree
 from rapidfuzz.distance import LCSseq
 
-from spidercrawl.text import tokenize
+from spidercrawl.text import tokenize, word_f1
 
 MIN_WORDS = 8  # a description shorter than this is a tagline, not a deck
 MAX_DESCRIPTIONS = 3  # the meta, og and twitter descriptions: each may be the deck
@@ -75,18 +75,12 @@ def decks_of_field(value: Any) -> list[Deck]:
     return [deck for deck in decks if deck is not None]
 
 
-def _word_f1(first: Sequence[str], second: Sequence[str]) -> float:
-    if not first or not second:
-        return 0.0
-    return 2 * LCSseq.similarity(first, second) / (len(first) + len(second))
-
-
 def _is_deck_text(words: Sequence[str], description: Sequence[str], titles: Iterable) -> bool:
     if len(words) > MAX_LONGER * len(description) + 5:
         return False
-    if _word_f1(words, description) < MATCH:
+    if word_f1(words, description) < MATCH:
         return False
-    return not any(_word_f1(words, title) >= MATCH for title in titles)
+    return not any(word_f1(words, title) >= MATCH for title in titles)
 
 
 def _wanted(descriptions: Sequence[str]) -> list[tuple[str, list[str]]]:

@@ -31,10 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz.distance import LCSseq
-
 from spidercrawl.document.structure import lines_html
-from spidercrawl.text import tokenize
+from spidercrawl.text import tokenize, word_f1
 
 logger = logging.getLogger(__name__)
 
@@ -193,14 +191,6 @@ class Peers:
     def read(self, name: str, raw: str) -> PeerExtraction:
         """``name``'s article of ``raw`` (raises what the peer raises)."""
         return PeerExtraction.of_text(self.extractors[name](raw), 0.0, name, raw)
-
-
-def word_f1(first: Sequence[str], second: Sequence[str]) -> float:
-    """Word-level LCS F1 of two token sequences (0 when either is empty): the measure the
-    evaluation scores by."""
-    if not first or not second:
-        return 0.0
-    return 2 * LCSseq.similarity(first, second) / (len(first) + len(second))
 
 
 @dataclass
