@@ -143,12 +143,13 @@ def decks_in_document(
     """The decks of a parsed page (read only), one a description at most: the smallest
     shown element, from a text node holding the description's first words up at most
     ``LEVELS_UP`` levels, whose text is the description."""
+    wanted = _wanted(descriptions)
+    if not wanted:
+        return []
     title_words = [tokenize(t) for t in titles if t]
-    decks = [
-        _deck_in_document(root, first, description, title_words)
-        for first, description in _wanted(descriptions)
-    ]
-    return _distinct(decks)
+    return _distinct(
+        _deck_in_document(root, first, description, title_words) for first, description in wanted
+    )
 
 
 def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
@@ -192,25 +193,27 @@ def decks_in_blocks(
 ) -> list[Deck]:
     """The decks of a rendered page, from its text blocks in document order (each shown),
     one a description at most."""
+    wanted = _wanted(descriptions)
+    if not wanted:
+        return []
     title_words = [tokenize(t) for t in titles if t]
+    words = [tokenize(text) for text in texts]  # once, for every description
     return _distinct(
-        _deck_in_blocks(texts, description, title_words) for _, description in _wanted(descriptions)
+        _deck_in_blocks(texts, words, description, title_words) for _, description in wanted
     )
 
 
-def _deck_in_blocks(texts: Sequence[str], description: list[str], title_words: list) -> Deck | None:
-    for index, text in enumerate(texts):
-        words = tokenize(text)
-        if len(words) < 0.7 * len(description) or not _is_deck_text(
-            words, description, title_words
+def _deck_in_blocks(
+    texts: Sequence[str], words: Sequence[list[str]], description: list[str], title_words: list
+) -> Deck | None:
+    for index, block_words in enumerate(words):
+        if len(block_words) < 0.7 * len(description) or not _is_deck_text(
+            block_words, description, title_words
         ):
             continue
-        following: list[str] = []
-        for later in texts[index + 1 :]:
-            following.extend(tokenize(later))
-            if len(following) >= FOLLOWING_WORDS:
-                break
-        return Deck(" ".join(text.split()), " ".join(following[:FOLLOWING_WORDS]))
+        after = itertools.chain.from_iterable(words[index + 1 :])
+        following = list(itertools.islice(after, FOLLOWING_WORDS))
+        return Deck(" ".join(texts[index].split()), " ".join(following))
     return None
 
 

@@ -63,11 +63,8 @@ def article_item(
             headlines = html_headlines(page.get("rendered_html") or "")
         decks = decks_of_field(page.get("decks"))  # found as the page was parsed
     title = best_title(metadata.titles, headlines)
-    words = word_count(text)  # of the text the fast path's check has just tokenized
-    with_deck, html = lead_with_deck(text, html, decks)
-    if with_deck is not text:  # a deck went first, on a paragraph of its own
-        words += word_count(with_deck) - word_count(text)
-        text = with_deck
+    text, html = lead_with_deck(text, html, decks)  # a deck first, on a paragraph of its own
+    words = word_count(text)  # without a deck, of the text the fast path's check tokenized
     body = text
     if headline_in_text and title in headlines:
         text, html = lead_with_headline(text, html, title)
