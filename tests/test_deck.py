@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import lxml.html
 import pytest
+from scrapy.http import HtmlResponse, Request
 
+from spidercrawl.capture.page_item import build_page_item
 from spidercrawl.document.deck import (
     Deck,
     decks_in_blocks,
@@ -14,7 +16,11 @@ from spidercrawl.document.deck import (
     decks_of_field,
     lead_with_deck,
 )
+from spidercrawl.document.html import parse_raw_html
 from spidercrawl.extract.api import extract_html
+from spidercrawl.extract.chain import ExtractionChain
+from spidercrawl.extract.fast_path import cut_raw_html
+from spidercrawl.extract.item import article_item
 from spidercrawl.text import word_count
 
 DECK = (
@@ -140,3 +146,17 @@ def test_a_description_of_a_whole_story_is_no_deck():
     root = lxml.html.document_fromstring(news_page(f"<p>{story}</p>", description=story))
     assert decks_in_document(root, [story]) == []
     assert decks_in_blocks([story, *STORY], [story]) == []
+
+
+def test_a_page_of_the_crawls_fast_path_keeps_its_deck():
+    """The crawl's way without a browser: the page item built from the raw page's capture
+    carries its decks, and the article made of that item opens with the deck."""
+    url = "https://gazette.example/bridge"
+    html = news_page(f'<div class="lede"><span>{DECK}</span></div>')
+    capture = cut_raw_html(parse_raw_html(html), url, None)[0]
+    response = HtmlResponse(url, body=html.encode(), encoding="utf-8", request=Request(url))
+    page = build_page_item(response, capture, "gazette.example", "sitemap")
+    assert decks_of_field(page["decks"]) == decks_of_field(capture["decks"]) != []
+    result = ExtractionChain().extract(page, None)
+    item = article_item(page, result.extraction, result.method, None, headline_in_text=False)
+    assert lines(item["text"])[:2] == [DECK, STORY[0]]
