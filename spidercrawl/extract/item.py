@@ -20,6 +20,7 @@ from spidercrawl.document.captured import Page
 from spidercrawl.document.deck import decks_in_blocks, decks_of_field, lead_with_deck
 from spidercrawl.document.markdown import article_markdown
 from spidercrawl.document.page import first_description, html_headlines
+from spidercrawl.document.repeats import without_repeats
 from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
@@ -47,6 +48,7 @@ def article_item(
     html = extraction.html if extraction is not None and with_html else ""
     text, prompts = without_prompts(text)  # a paywall's prompt is no part of the article
     html = html_without_prompts(html, prompts)
+    text, html, _ = without_repeats(text, html)  # a placeholder shown at every embed, once
     access = article_access(page.get("jsonld") or [], prompts or _page_prompts(page))
     language = model.content_language() if model is not None else ""
     metadata = article_metadata(page, text, site_names, language)
