@@ -35,6 +35,7 @@ Every document is an article or a counted drop, in the step's stats: ``blocked``
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -136,10 +137,14 @@ class SiteModelExtractor(PipelineStep):
         # The language identifier's model (0.4 s, mostly LZMA, which releases the GIL)
         # loads while the first records are read and cut, as a crawl loads it at its start.
         language.load_in_background()
+        frozen = False
         for document in data:
             self.stat_update("total")
             with self.track_time():
                 article = self._article(document, host_models)
+                if not frozen:
+                    _freeze_long_lived()
+                    frozen = True
             if article is None:
                 continue
             yield article
@@ -175,6 +180,15 @@ class SiteModelExtractor(PipelineStep):
         document.metadata.update(_metadata(item))
         self.update_doc_stats(document)
         return document
+
+
+def _freeze_long_lived() -> None:
+    """Hide what the process holds after its first record (modules, the readers' imports,
+    the pipeline) from the cycle collector: its full collections walked all of it a few
+    times a hundred records, 3% of the step's time. Frozen objects are still freed by
+    reference counting; the garbage from before is collected first, so none of it is kept."""
+    gc.collect()
+    gc.freeze()
 
 
 def _head_of(metadata: dict[str, Any]) -> ResponseHead:
