@@ -95,12 +95,29 @@ def test_the_readability_peer_gives_readabilitys_text_and_leaves_its_cleaner_alo
         .replace("<a href='/n'>", "<a href='javascript:open()' onclick='go()'>")
         .replace("<article>", "<article onmouseover='x()'>")
     )
-    shipped = readability_module.html_cleaner
+    shipped, shipped_clean = readability_module.html_cleaner, readability_module.clean
     text = PEER_FACTORIES["readability"]()(raw)
     assert readability_module.html_cleaner is shipped and shipped.javascript
+    assert readability_module.clean is shipped_clean
     own = lxml.html.fromstring(Document(raw).summary(html_partial=True)).text_content()
     assert "".join(text.split()) == "".join(own.split())  # ours puts paragraphs on lines
     assert all(paragraph in text for paragraph in paragraphs)
+
+
+def test_the_readability_peers_clean_gives_readabilitys_own_text() -> None:
+    """The whitespace clean-up our readability reader swaps in changes no text: each of
+    readability's steps where it matches, where it does not, and together."""
+    from readability.readability import clean
+
+    from spidercrawl.extract.readers import readability_clean
+
+    texts = [
+        "", "plain words", "  padded\t", "two  spaces", "a\ttab", " \n line \r\n break \n",
+        "\u00a0\u2003no-break\u00a0 ", "x" + " " * 300 + "y", "\n" * 260 + "z",
+        "a\u00a0" * 200 + "\u00a0" * 256 + "b", "tab \t\t and  \n\n spaces\x0b\x0c",
+    ]  # fmt: skip
+    for text in texts:
+        assert readability_clean(text) == clean(text), repr(text)
 
 
 def test_the_readability_peer_puts_cells_and_nested_items_on_lines_of_their_own() -> None:
