@@ -6,6 +6,8 @@ fetched plainly has no text blocks (``texts`` is empty) and ``capture_mode`` say
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
@@ -14,7 +16,7 @@ from lxml import etree
 
 from spidercrawl.document.deck import decks_in_document
 from spidercrawl.document.html import UnusableDocumentError, parse_html
-from spidercrawl.document.page import html_headlines
+from spidercrawl.document.page import headline_texts
 from spidercrawl.document.reservations import agent_robots_metas
 from spidercrawl.document.structured import read_jsonld
 
@@ -39,20 +41,68 @@ META_NAMES = (
 )
 
 
-def _lower(attribute: str) -> str:
-    """XPath for an attribute's value in lower case (HTML attribute values vary in case)."""
-    return f"translate(@{attribute}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
-
-
 # Compiled once: through parsel, each page paid for translating and wrapping every query.
-_METAS = etree.XPath("//meta[@content]")
-_TITLE_TEXT = etree.XPath("//title//text()")
-_CANONICAL = etree.XPath(
-    "//link[contains(concat(' ', translate(@rel, 'CANOIL', 'canoil'), ' '), ' canonical ')]/@href"
-)
-_JSONLD = etree.XPath(f"//script[{_lower('type')}='application/ld+json']/text()")
 _LANG = etree.XPath("/html/@lang")
-_TIME_DATETIMES = etree.XPath("//time/@datetime")
+# The elements the capture reads, gathered in one walk of the tree: an XPath query of the
+# whole document for each (metas, title, canonical link, JSON-LD, times, headings) walked
+# it six times (0.62 -> 0.49 ms a page, the deck's search included).
+_READ_TAGS = ("meta", "title", "link", "script", "time", "h1")
+# What XPath's translate() in the queries these walks replace folds: ASCII letters only.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_CANONICAL_LOWER = str.maketrans("CANOIL", "canoil")
+
+
+@dataclass
+class ReadElements:
+    """The page's elements of each tag the capture reads, in document order."""
+
+    by_tag: dict[str, list[lxml.html.HtmlElement]]
+
+    @classmethod
+    def of(cls, root: lxml.html.HtmlElement) -> ReadElements:
+        by_tag: dict[str, list[lxml.html.HtmlElement]] = {tag: [] for tag in _READ_TAGS}
+        for element in root.iter(*_READ_TAGS):
+            by_tag[element.tag].append(element)
+        return cls(by_tag)
+
+    def metas(self) -> list[lxml.html.HtmlElement]:
+        """``//meta[@content]``."""
+        return [meta for meta in self.by_tag["meta"] if meta.get("content") is not None]
+
+    def title_texts(self) -> list[str]:
+        """``//title//text()``: each text once, a title inside another title's read once."""
+        titles = self.by_tag["title"]
+        outermost = [
+            t for t in titles if len(titles) == 1 or next(t.iterancestors("title"), None) is None
+        ]
+        return [text for title in outermost for text in title.itertext()]
+
+    def canonical(self) -> str:
+        """The first ``href`` of a ``<link>`` whose ``rel`` holds ``canonical`` (its letters
+        in any case), as the query ``//link[contains(concat(' ', translate(@rel,
+        'CANOIL', 'canoil'), ' '), ' canonical ')]/@href`` finds it; "" for none."""
+        for link in self.by_tag["link"]:
+            rel, href = link.get("rel"), link.get("href")
+            if href is not None and " canonical " in f" {(rel or '').translate(_CANONICAL_LOWER)} ":
+                return href
+        return ""
+
+    def jsonld_texts(self) -> list[str]:
+        """The texts of the ``<script>`` elements of type ``application/ld+json`` (in any
+        ASCII case): ``//script[translate(@type, ...)='application/ld+json']/text()``."""
+        texts: list[str] = []
+        for script in self.by_tag["script"]:
+            kind = script.get("type")
+            if kind is None or kind.translate(_ASCII_LOWER) != "application/ld+json":
+                continue
+            texts += [text for text in [script.text, *(child.tail for child in script)] if text]
+        return texts
+
+    def time_datetimes(self) -> list[str]:
+        """``//time/@datetime``."""
+        return [
+            value for time in self.by_tag["time"] if (value := time.get("datetime")) is not None
+        ]
 
 
 class MetaTags:
@@ -63,10 +113,10 @@ class MetaTags:
 
     ATTRIBUTES = ("name", "property", "http-equiv")
 
-    def __init__(self, root: lxml.html.HtmlElement) -> None:
+    def __init__(self, metas: Iterable[lxml.html.HtmlElement]) -> None:
         self.contents: dict[tuple[str, str], str] = {}
         self.og: dict[str, Any] = {}
-        for element in _METAS(root):
+        for element in metas:
             attributes = element.attrib
             content = (attributes.get("content") or "").strip()
             if not content:
@@ -98,8 +148,9 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
             root = lxml.html.document_fromstring("<html></html>")
     else:
         root = html
-    metas = MetaTags(root)
-    title = " ".join(" ".join(_TITLE_TEXT(root)).split())
+    elements = ReadElements.of(root)
+    metas = MetaTags(elements.metas())
+    title = " ".join(" ".join(elements.title_texts()).split())
     titles = [t for t in [title, metas.get("property", "og:title")] if t]
     titles += [t for t in [metas.get("name", "twitter:title")] if t]
     descriptions = [
@@ -119,10 +170,10 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
     language = metas.get("http-equiv", "content-language")
     if language:
         meta["content-language"] = language
-    canonical = next(iter(_CANONICAL(root)), "")
+    canonical = elements.canonical()
     lang = next(iter(_LANG(root)), "")
-    jsonld, jsonld_types = read_jsonld(str(script) for script in _JSONLD(root))
-    headlines = html_headlines(root)
+    jsonld, jsonld_types = read_jsonld(elements.jsonld_texts())
+    headlines = headline_texts(elements.by_tag["h1"])
     decks = decks_in_document(root, descriptions, [*titles, *headlines])
     return {
         "capture_mode": "http",
@@ -132,7 +183,7 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
         "lang": str(lang).strip(),
         "og": metas.og,
         "meta": meta,
-        "time_datetimes": [str(value) for value in _TIME_DATETIMES(root)[:5]],
+        "time_datetimes": elements.time_datetimes()[:5],
         "jsonld": jsonld,
         "jsonld_types": jsonld_types,
         "headlines": headlines,

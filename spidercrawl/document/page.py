@@ -48,5 +48,10 @@ def html_headlines(html: str | lxml.html.HtmlElement, limit: int = 5) -> list[st
             html = lxml.html.document_fromstring(html)
         except (etree.ParserError, ValueError):
             return []
-    texts = (" ".join(" ".join(h.itertext()).split()) for h in _H1(html))
+    return headline_texts(_H1(html), limit)
+
+
+def headline_texts(headings: Iterable[lxml.html.HtmlElement], limit: int = 5) -> list[str]:
+    """The texts of ``<h1>`` elements (in document order), the empty ones left out."""
+    texts = (" ".join(" ".join(h.itertext()).split()) for h in headings)
     return [t for t in texts if t][:limit]
