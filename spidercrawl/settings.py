@@ -144,6 +144,8 @@ RENDER = "always"
 
 # --- Learning and articles (spidercrawl/pipelines/learning.py) ------------------------------
 ITEM_PIPELINES = {
+    # A page read before its site's tdmrep.json was known waits for it (its opt-out kept).
+    "spidercrawl.pipelines.tdm_policy.TdmPolicyWait": 250,
     "spidercrawl.pipelines.learning.SiteLearningPipeline": 300,  # page items -> articles
     # Drops what is not new; writes ARTICLES_FILE and the crawl's memory, article by article.
     "spidercrawl.pipelines.delivery.DeliveryPipeline": 400,

@@ -23,8 +23,9 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from spidercrawl.distributed import GUARD, RedisDownError
-from spidercrawl.distributed.tdm import SharedTdm, TdmPolicyWait
+from spidercrawl.distributed.tdm import SharedTdm
 from spidercrawl.document.reservations import MAX_TDMREP_BYTES
+from spidercrawl.pipelines.tdm_policy import TdmPolicyWait
 from spidercrawl.runner import read_jsonl
 from spidercrawl.serve import SnapshotRequestHandler, serving
 from spidercrawl.spiders.news import TDMREP_PATH, NewsSpider
@@ -138,7 +139,7 @@ def test_a_page_read_before_the_policy_was_shared_waits_for_it(redis_url) -> Non
     reader, _ = worker(redis_url)
     other, step = worker(redis_url)
     pipelines = other.crawler.settings.getdict("ITEM_PIPELINES")
-    assert pipelines.get(TdmPolicyWait) == 250  # the Redis add-on puts it before learning
+    assert pipelines.get("spidercrawl.pipelines.tdm_policy.TdmPolicyWait") == 250  # before learning
     assert other.tdm_policy(SITE) is None  # nobody read it yet
 
     async def wait_while_the_file_is_read() -> list[dict[str, Any]]:

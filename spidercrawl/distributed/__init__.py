@@ -162,10 +162,6 @@ class RedisAddon:
             "SCHEDULER_SERIALIZER": "spidercrawl.distributed.request_codec",
         }.items():
             settings.set(name, value, priority="addon")
-        # A page read before its site's tdmrep.json was shared waits for it (tdm.py).
-        from spidercrawl.distributed.tdm import PIPELINE_ORDER, TdmPolicyWait
-
-        settings.set_in_component_priority_dict("ITEM_PIPELINES", TdmPolicyWait, PIPELINE_ORDER)
         # Each site learned once for every worker, its model published in Redis. The
         # project's settings name the local learner (at a priority above the add-on's), so
         # that default is replaced here, but not a learner the user named on the command line.

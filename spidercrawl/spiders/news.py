@@ -295,12 +295,15 @@ class NewsSpider(scrapy.Spider):
             self.site_queue.tdm.share(target.name, text if policy.rules else "")
 
     def tdm_policy(self, site: str) -> TdmPolicy | None:
-        """The site's tdmrep.json policy. With Redis, until this worker has it (read here,
-        or shared by the worker that read it), each call asks Redis: None while no worker
-        has shared it or Redis does not answer. Without Redis, what this process read."""
+        """The site's tdmrep.json policy; None while it is not known (its fetch still on its
+        way: the page waits at the item step, pipelines/tdm_policy.py). With Redis, until
+        this worker has it (read here, or shared by the worker that read it), each call
+        asks Redis: None while no worker has shared it or Redis does not answer."""
         target = self._target({"site": site})
-        if target.tdm_known or self.site_queue is None:
+        if target.tdm_known:
             return target.tdm
+        if self.site_queue is None:
+            return None
         policy = self.site_queue.tdm.policy(target.name)
         if policy is not None:
             target.tdm, target.tdm_known = policy, True
@@ -691,8 +694,8 @@ class NewsSpider(scrapy.Spider):
     def _reservations(self, target: SiteCrawl, response: Response, item: PageItem) -> list[str]:
         """What the page reserves of its text (its robots meta tags, ``X-Robots-Tag`` and
         ``tdm-reservation`` headers, for every crawler or one of ``ROBOTS_AGENTS``), and
-        the site's tdmrep.json for its path (with Redis, not known yet: the page waits for
-        it at the item step, distributed/tdm.py)."""
+        the site's tdmrep.json for its path (not known yet: the page waits for it at the
+        item step, pipelines/tdm_policy.py)."""
         policy = self.tdm_policy(target.name)
         by_site = policy is not None and policy.reserves(urlsplit(response.url).path)
         return _head(response).reservations(item.get("meta") or {}, by_site, self.robots_agents)
@@ -795,7 +798,7 @@ class SiteCrawl:
     home_failed: str = ""  # why the home page could not be fetched
     blocked: Counter[str] = field(default_factory=Counter)  # pages a bot wall answered, by kind
     tdm: TdmPolicy = field(default_factory=TdmPolicy)  # its tdmrep.json's reservations
-    tdm_known: bool = False  # with Redis: tdm read here or taken from Redis (else: ask)
+    tdm_known: bool = False  # its tdmrep.json read here (or, with Redis, taken from Redis)
     offsite: int = 0  # feed entries, sitemap URLs, feeds and sitemaps off the site, not fetched
 
     @property
