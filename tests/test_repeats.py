@@ -56,3 +56,15 @@ def test_the_article_of_a_page_with_a_placeholder_at_each_embed_holds_it_once() 
     assert all(line in item["text"] for line in STORY)
     assert item["html"].count(PLACEHOLDER) == 1
     assert item["markdown"].count(PLACEHOLDER) == 1
+
+
+def test_clean_html_nested_as_deep_as_a_page_may_be_keeps_its_story() -> None:
+    """libxml2 drops what lies deeper than 255 elements unless asked for huge trees; a
+    page's tree is flattened only past 512."""
+    inner = "".join(f"<p>{line}</p><p>{PLACEHOLDER}</p>" for line in STORY)
+    html = "<div>" * 500 + inner + "</div>" * 500
+    text = "\n\n".join(p for line in STORY for p in (line, PLACEHOLDER))
+    _, clean, removed = without_repeats(text, html)
+    assert removed == 3
+    assert clean.count(PLACEHOLDER) == 1
+    assert all(line in clean for line in STORY)

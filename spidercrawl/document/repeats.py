@@ -20,6 +20,9 @@ from lxml import etree
 # (docs/measurements.md, "Repeated paragraphs kept once").
 MIN_REPEAT_WORDS = 4
 MIN_REPEATS = 3
+# libxml2 drops what lies deeper than 255 elements unless asked for huge trees (2,048);
+# pages are flattened deeper than 512 (document/html.py), so their clean HTML fits.
+_FRAGMENT_PARSER = lxml.html.HTMLParser(huge_tree=True)
 
 
 def _key(paragraph: str) -> str:
@@ -60,7 +63,7 @@ def _html_without_repeats(html: str, repeats: set[str]) -> str:
     if not html:
         return html
     try:
-        parts = lxml.html.fragments_fromstring(html)
+        parts = lxml.html.fragments_fromstring(html, parser=_FRAGMENT_PARSER)
     except (etree.ParserError, ValueError):
         return html
     seen: set[str] = set()
