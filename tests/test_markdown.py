@@ -198,3 +198,10 @@ def test_exported_items_lose_the_forms_left_out() -> None:
     pipeline = ArticleFormatsPipeline.from_crawler(crawler)
     item = pipeline.process_item({"method": "rules", "text": "t", "html": "h", "markdown": "m"})
     assert item == {"method": "rules", "text": "t", "markdown": "m"}
+
+
+def test_clean_html_as_deep_as_a_page_may_be_is_written_whole() -> None:
+    """libxml2 drops what lies deeper than 255 elements unless asked for huge trees."""
+    html = "<div>" * 400 + "<p>The deep story.</p><p>Its second paragraph.</p>" + "</div>" * 400
+    markdown = html_markdown(html)
+    assert "The deep story." in markdown and "Its second paragraph." in markdown

@@ -24,6 +24,7 @@ from typing import Any
 import lxml.html
 from lxml import etree
 
+from spidercrawl.document.html import clean_html_fragments
 from spidercrawl.document.walls import visible_text
 
 PAYWALLED, FREE = "paywalled", "free"
@@ -162,7 +163,7 @@ def html_without_prompts(html: str, prompts: list[str]) -> str:
         return html
     unwanted = {" ".join(p.split()) for p in prompts}
     try:
-        parts = lxml.html.fragments_fromstring(html)
+        parts = clean_html_fragments(html)
     except (etree.ParserError, ValueError):
         return html
     kept = []

@@ -116,6 +116,18 @@ def parse_html(markup: str | bytes, content_type: str | None = None) -> lxml.htm
     return root
 
 
+# An article's clean HTML read back (to take prompts or repeats out, to write Markdown):
+# libxml2 drops what lies deeper than 255 elements unless asked for huge trees (2,048); a
+# page is flattened only past MAX_DEPTH, so what is cut from it fits.
+CLEAN_HTML_PARSER = lxml.html.HTMLParser(huge_tree=True)
+
+
+def clean_html_fragments(html: str) -> list[lxml.html.HtmlElement | str]:
+    """The elements (and any leading text) of an article's clean HTML; raises what lxml
+    raises on markup it cannot read (``lxml.etree.ParserError``, ValueError)."""
+    return lxml.html.fragments_fromstring(html, parser=CLEAN_HTML_PARSER)
+
+
 def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml.html.HtmlElement:
     """The tree a browser builds from a page's raw HTML, as an lxml document.
 

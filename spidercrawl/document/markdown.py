@@ -23,6 +23,8 @@ import re
 import lxml.html
 from lxml import etree
 
+from spidercrawl.document.html import CLEAN_HTML_PARSER
+
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 LISTS = frozenset({"ul", "ol"})
 MAX_LIST_DEPTH = 6  # deeper lists at this depth: Markdown readers stop nesting at 20 levels
@@ -52,7 +54,7 @@ def html_markdown(html: str) -> str:
     if not html.strip():
         return ""
     try:
-        root = lxml.html.fragment_fromstring(html, create_parent="div")
+        root = lxml.html.fragment_fromstring(html, create_parent="div", parser=CLEAN_HTML_PARSER)
     except (etree.ParserError, ValueError):
         return ""
     return "\n\n".join(block for block in _blocks(root) if block).strip() + "\n"

@@ -16,13 +16,12 @@ from collections import Counter
 import lxml.html
 from lxml import etree
 
+from spidercrawl.document.html import clean_html_fragments
+
 # A paragraph of at least this many words, seen at least this many times, is a repeat
 # (docs/measurements.md, "Repeated paragraphs kept once").
 MIN_REPEAT_WORDS = 4
 MIN_REPEATS = 3
-# libxml2 drops what lies deeper than 255 elements unless asked for huge trees (2,048);
-# pages are flattened deeper than 512 (document/html.py), so their clean HTML fits.
-_FRAGMENT_PARSER = lxml.html.HTMLParser(huge_tree=True)
 
 
 def _key(paragraph: str) -> str:
@@ -63,7 +62,7 @@ def _html_without_repeats(html: str, repeats: set[str]) -> str:
     if not html:
         return html
     try:
-        parts = lxml.html.fragments_fromstring(html, parser=_FRAGMENT_PARSER)
+        parts = clean_html_fragments(html)
     except (etree.ParserError, ValueError):
         return html
     seen: set[str] = set()
