@@ -154,7 +154,6 @@ def test_a_page_read_before_the_policy_was_shared_waits_for_it(redis_url) -> Non
         "tdm-listed.html": ["tdm"], "tdm-listed-too.html": ["tdm"],
         "plain.html": [], "plain-too.html": [],
     }  # fmt: skip
-    assert other.targets[SITE].tdm_known  # kept: no more asking
     assert other.tdm_policy(SITE).reserves("/pages/tdm-listed-1.html")
     # Queued again, the site's policy is read afresh: the old one is no longer shared.
     assert module("spidercrawl.enqueue", "--redis", redis_url, "--site", SITE).returncode == 0
@@ -227,3 +226,16 @@ def _failure_of(request: Request) -> Any:
     failure = Failure(ConnectionRefusedError("refused"))
     failure.request = request  # type: ignore[attr-defined]
     return failure
+
+
+def test_a_worker_takes_the_policy_shared_after_the_site_was_read_again(redis_url) -> None:
+    """A long-lived worker that had a site's policy (none) and the site queued again, its
+    tdmrep.json read again by another worker, now reserving a path: the pages the first
+    worker renders next carry it (it kept the old one)."""
+    client = redis.Redis.from_url(redis_url)
+    client.hset("spidercrawl:tdm", SITE, "")
+    spider, _ = worker(redis_url)
+    assert spider.tdm_policy(SITE) is not None
+    assert not spider.tdm_policy(SITE).reserves("/pages/tdm-listed.html")
+    client.hset("spidercrawl:tdm", SITE, json.dumps(RULES))  # read again, by another worker
+    assert spider.tdm_policy(SITE).reserves("/pages/tdm-listed.html")

@@ -4,8 +4,9 @@ One worker fetches a site's ``/.well-known/tdmrep.json`` (the one that takes its
 from the queue); every worker renders its pages. Without sharing, a worker that had not
 read the file itself delivered the pages under a reserved path without ``tdm``: an
 opt-out leaked. The worker that reads the file shares its text ("" where the site has
-none, it could not be read, is over MAX_TDMREP_BYTES or holds no rule); a worker that has
-not read it asks Redis once a page until the policy is there, then keeps it.
+none, it could not be read, is over MAX_TDMREP_BYTES or holds no rule); every worker asks
+Redis with each page (a site queued again is read again, and its file may have changed:
+a worker that kept the policy it first had missed the new one), reading a value once.
 
 A page read before any worker had shared the policy (its fetch still on its way) waits for
 it at the item step (:mod:`spidercrawl.pipelines.tdm_policy`), up to the fetch's own bound,
@@ -32,6 +33,7 @@ class SharedTdm:
     def __init__(self, redis: Any, prefix: str) -> None:
         self.redis = redis
         self.key = f"{prefix}:tdm"
+        self._read: dict[str, tuple[bytes | str, TdmPolicy]] = {}  # site -> value, policy
 
     def share(self, site: str, text: str) -> None:
         """The site's tdmrep.json for every worker ("" for no policy). Redis not answering
@@ -46,7 +48,12 @@ class SharedTdm:
             raw = GUARD(self.redis.hget, self.key, site)
         except NotDelivered:
             return None
-        return None if raw is None else read_shared(site, raw)
+        if raw is None:
+            return None
+        known = self._read.get(site)
+        if known is None or known[0] != raw:  # read (and a damaged value said) once a value
+            known = self._read[site] = (raw, read_shared(site, raw))
+        return known[1]
 
 
 def read_shared(site: str, raw: bytes | str) -> TdmPolicy:

@@ -296,18 +296,16 @@ class NewsSpider(scrapy.Spider):
 
     def tdm_policy(self, site: str) -> TdmPolicy | None:
         """The site's tdmrep.json policy; None while it is not known (its fetch still on its
-        way: the page waits at the item step, pipelines/tdm_policy.py). With Redis, until
-        this worker has it (read here, or shared by the worker that read it), each call
-        asks Redis: None while no worker has shared it or Redis does not answer."""
+        way: the page waits at the item step, pipelines/tdm_policy.py). With Redis, the
+        policy shared there, asked with each page: a site queued again and read again by
+        another worker may have a new one (a long-lived worker kept the old); where none is
+        shared (yet), what this worker read for the site's start, else None."""
         target = self._target({"site": site})
-        if target.tdm_known:
-            return target.tdm
-        if self.site_queue is None:
-            return None
-        policy = self.site_queue.tdm.policy(target.name)
-        if policy is not None:
-            target.tdm, target.tdm_known = policy, True
-        return policy
+        if self.site_queue is not None:
+            shared = self.site_queue.tdm.policy(target.name)
+            if shared is not None:
+                return shared
+        return target.tdm if target.tdm_known else None
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         """The sitemaps of a robots.txt the spider fetched itself (see :meth:`on_robots`)."""
