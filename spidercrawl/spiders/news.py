@@ -297,9 +297,9 @@ class NewsSpider(scrapy.Spider):
     def tdm_policy(self, site: str) -> TdmPolicy | None:
         """The site's tdmrep.json policy; None while it is not known (its fetch still on its
         way: the page waits at the item step, pipelines/tdm_policy.py). With Redis, the
-        policy shared there, asked with each page: a site queued again and read again by
-        another worker may have a new one (a long-lived worker kept the old); where none is
-        shared (yet), what this worker read for the site's start, else None."""
+        policy shared there, asked with each page (a site queued again is read again, by
+        whichever worker starts it, and its file may have changed); where none is shared
+        (yet), what this worker read for the site's start, else None."""
         target = self._target({"site": site})
         if self.site_queue is not None:
             shared = self.site_queue.tdm.policy(target.name)
@@ -796,7 +796,7 @@ class SiteCrawl:
     home_failed: str = ""  # why the home page could not be fetched
     blocked: Counter[str] = field(default_factory=Counter)  # pages a bot wall answered, by kind
     tdm: TdmPolicy = field(default_factory=TdmPolicy)  # its tdmrep.json's reservations
-    tdm_known: bool = False  # its tdmrep.json read here (or, with Redis, taken from Redis)
+    tdm_known: bool = False  # its tdmrep.json read by this process for the site's start
     offsite: int = 0  # feed entries, sitemap URLs, feeds and sitemaps off the site, not fetched
 
     @property
