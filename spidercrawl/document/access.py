@@ -21,10 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import lxml.html
-from lxml import etree
-
-from spidercrawl.document.html import clean_html_fragments
+from spidercrawl.document.html import DROP, LOOK_INSIDE, html_without_elements
 from spidercrawl.document.walls import visible_text
 
 PAYWALLED, FREE = "paywalled", "free"
@@ -162,18 +159,6 @@ def html_without_prompts(html: str, prompts: list[str]) -> str:
     if not html or not prompts:
         return html
     unwanted = {" ".join(p.split()) for p in prompts}
-    try:
-        parts = clean_html_fragments(html)
-    except (etree.ParserError, ValueError):
-        return html
-    kept = []
-    for part in parts:
-        if isinstance(part, str):
-            kept.append(part)
-            continue
-        for element in list(part.iter()):
-            if element is not part and " ".join(element.text_content().split()) in unwanted:
-                element.drop_tree()
-        if " ".join(part.text_content().split()) not in unwanted:
-            kept.append(lxml.html.tostring(part, encoding="unicode"))
-    return "".join(kept)
+    return html_without_elements(
+        html, lambda text: DROP if " ".join(text.split()) in unwanted else LOOK_INSIDE
+    )

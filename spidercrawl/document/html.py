@@ -20,6 +20,7 @@ from __future__ import annotations
 import html.parser
 import logging
 import re
+from collections.abc import Callable
 
 import lxml.etree
 import lxml.html
@@ -126,6 +127,42 @@ def clean_html_fragments(html: str) -> list[lxml.html.HtmlElement | str]:
     """The elements (and any leading text) of an article's clean HTML; raises what lxml
     raises on markup it cannot read (``lxml.etree.ParserError``, ValueError)."""
     return lxml.html.fragments_fromstring(html, parser=CLEAN_HTML_PARSER)
+
+
+# What a judge of an element's text says of it (:func:`html_without_elements`).
+DROP, KEEP, LOOK_INSIDE = "drop", "keep", ""
+
+
+def html_without_elements(html: str, judge: Callable[[str], str]) -> str:
+    """An article's clean ``html`` less the elements ``judge`` drops, asked of each
+    element's whole text in document order, outermost first: DROP takes the element out,
+    KEEP keeps it whole (its children not asked), LOOK_INSIDE asks its children. The judge
+    may keep state (the first copy of a repeat kept, the later ones dropped). Unchanged
+    where the HTML cannot be read. A walk with a stack of its own: clean HTML may nest deep."""
+    if not html:
+        return html
+    try:
+        parts = clean_html_fragments(html)
+    except (lxml.etree.ParserError, ValueError):
+        return html
+    kept: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            kept.append(part)
+            continue
+        stack = [part]
+        while stack:
+            element = stack.pop()
+            verdict = judge(element.text_content())
+            if verdict == DROP:
+                if element is part:
+                    break
+                element.drop_tree()
+            elif verdict == LOOK_INSIDE:
+                stack.extend(child for child in reversed(element) if isinstance(child.tag, str))
+        else:
+            kept.append(lxml.html.tostring(part, encoding="unicode"))
+    return "".join(kept)
 
 
 def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml.html.HtmlElement:

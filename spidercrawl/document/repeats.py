@@ -13,10 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-import lxml.html
-from lxml import etree
-
-from spidercrawl.document.html import clean_html_fragments
+from spidercrawl.document.html import DROP, KEEP, LOOK_INSIDE, html_without_elements
 
 # A paragraph of at least this many words, seen at least this many times, is a repeat
 # (docs/measurements.md, "Repeated paragraphs kept once").
@@ -59,39 +56,15 @@ def without_repeats(text: str, html: str) -> tuple[str, str, int]:
 def _html_without_repeats(html: str, repeats: set[str]) -> str:
     """``html`` less every element after the first whose whole text is one repeat (the
     outermost such element: a ``<div>`` holding only its ``<p>`` goes whole)."""
-    if not html:
-        return html
-    try:
-        parts = clean_html_fragments(html)
-    except (etree.ParserError, ValueError):
-        return html
     seen: set[str] = set()
-    kept: list[str] = []
-    for part in parts:
-        if isinstance(part, str):
-            kept.append(part)
-            continue
-        if _drop_later_copies(part, repeats, seen):
-            continue
-        kept.append(lxml.html.tostring(part, encoding="unicode"))
-    return "".join(kept)
 
+    def judge(text: str) -> str:
+        key = _key(text)
+        if key not in repeats:
+            return LOOK_INSIDE
+        if key in seen:
+            return DROP
+        seen.add(key)
+        return KEEP
 
-def _drop_later_copies(root: lxml.html.HtmlElement, repeats: set[str], seen: set[str]) -> bool:
-    """Walk ``root`` in document order: the first element of a repeat's text is kept (and
-    not looked into), a later one dropped. True where ``root`` itself is a later copy (its
-    caller drops it). A walk with a stack of its own: clean HTML may nest deep."""
-    stack = [root]
-    while stack:
-        element = stack.pop()
-        key = _key(element.text_content())
-        if key in repeats:
-            if key not in seen:
-                seen.add(key)
-            elif element is root:
-                return True
-            else:
-                element.drop_tree()
-            continue
-        stack.extend(child for child in reversed(element) if isinstance(child.tag, str))
-    return False
+    return html_without_elements(html, judge)
