@@ -52,13 +52,13 @@ from spidercrawl.evaluate.runner import (
 from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.decision import SETTINGS, decide
 from spidercrawl.extract.item import article_item
-from spidercrawl.extract.readers import BLOCKS, PEERS, Peers, word_f1
+from spidercrawl.extract.readers import BLOCKS, PEERS, Peers
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, raw_document
 from spidercrawl.snapshot import SiteSnapshot
-from spidercrawl.text import tokenize
+from spidercrawl.text import tokenize, word_f1
 
 # Methods that learn from some of a site's pages and score the rest.
 TRAIN_TEST_METHODS = frozenset({"learned", "rules"})

@@ -52,8 +52,8 @@ from spidercrawl.extract.readers import (
     TRAFILATURA,
     TRAFILATURA_RECALL,
     PageReadings,
-    word_f1,
 )
+from spidercrawl.text import word_f1
 
 # A reading of fewer words is no article: the reader collapsed on the page.
 MIN_ARTICLE_WORDS = 10
