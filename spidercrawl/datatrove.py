@@ -185,7 +185,7 @@ class SiteModelExtractor(PipelineStep):
 def _freeze_long_lived() -> None:
     """Hide what the process holds after its first record (modules, the readers' imports,
     the pipeline) from the cycle collector: its full collections walked all of it a few
-    times a hundred records, 3% of the step's time. Frozen objects are still freed by
+    times a hundred records. Frozen objects are still freed by
     reference counting; the garbage from before is collected first, so none of it is kept."""
     gc.collect()
     gc.freeze()

@@ -45,7 +45,7 @@ META_NAMES = (
 _LANG = etree.XPath("/html/@lang")
 # The elements the capture reads, gathered in one walk of the tree: an XPath query of the
 # whole document for each (metas, title, canonical link, JSON-LD, times, headings) walked
-# it six times (0.62 -> 0.49 ms a page, the deck's search included).
+# it six times (docs/measurements.md, "The datatrove step on records without a model").
 _READ_TAGS = ("meta", "title", "link", "script", "time", "h1")
 # What XPath's translate() in the queries these walks replace folds: ASCII letters only.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

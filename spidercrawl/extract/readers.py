@@ -134,7 +134,7 @@ _TABS_AND_SPACES = re.compile(r"\t|[ \t]{2,}")
 def readability_clean(text: str) -> str:
     """readability's ``clean``, each step taken only where its pattern can match (most
     texts are short and hold no line break, tab or double space), each pattern compiled
-    once: the same text, 8% of readability's time less."""
+    once: the same text, sooner."""
     if len(text) >= 255:
         text = _LONG_SPACE.sub(" " * 255, text)
     if "\n" in text:
