@@ -145,6 +145,8 @@
     url: location.href,
     // The document's own URL (after HTTP redirects), which history.pushState cannot change.
     document_url: (performance.getEntriesByType("navigation")[0] || {}).name || location.href,
+    // The charset the browser read the page in (a UTF-8 page may declare another).
+    charset: doc.characterSet || "",
     titles,
     descriptions,
     canonical_url: canonicalEl ? canonicalEl.href : "",

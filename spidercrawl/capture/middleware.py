@@ -24,11 +24,12 @@ from importlib import resources
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
-from scrapy.http import Response
+from scrapy.http import Response, TextResponse
 from scrapy.statscollectors import StatsCollector
 from scrapy_playwright.page import PageMethod
 
 from spidercrawl.document.consent import CONSENT_CSS
+from spidercrawl.document.misread import misread_charset, reread_text, reread_value
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +177,7 @@ class BlockCaptureMiddleware:
         if isinstance(result, str):  # the capture script's JSON (capture_script_as_json)
             result = capture_from_json(result)
         if isinstance(result, dict):
+            result, response = self._read_as_utf8(request, result, response)
             request.meta["capture"] = result
             response = _at_document_url(response, result)
         elif "playwright_suggested_filename" in request.meta:
@@ -183,6 +185,26 @@ class BlockCaptureMiddleware:
         else:
             request.meta["capture_error"] = "capture script returned no result"
         return response
+
+    def _read_as_utf8(
+        self, request: Request, capture: dict, response: Response
+    ) -> tuple[dict, Response]:
+        """The capture and the DOM read again as UTF-8 where the browser read a UTF-8 page
+        in the single-byte charset it declares (document/misread.py); else as they are."""
+        charset = misread_charset(capture.get("charset"), request.meta.get("raw_encoding"))
+        if charset is None:
+            return capture, response
+        logger.info(
+            "%s: its bytes are UTF-8 but the browser read them as %s: its text read again "
+            "as UTF-8", request.url, charset,
+        )  # fmt: skip
+        if self.stats is not None:
+            self.stats.inc_value("spidercrawl/render/charset_corrected")
+        reread = reread_value(capture, charset)
+        if isinstance(response, TextResponse):
+            body = reread_text(response.text, charset).encode("utf-8")
+            response = response.replace(body=body, encoding="utf-8")
+        return reread, response
 
 
 def _at_document_url(response: Response, capture: dict) -> Response:

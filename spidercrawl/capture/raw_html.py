@@ -5,8 +5,10 @@ page's markup as the server sent it (:mod:`spidercrawl.extract.decision`): on th
 browser's DOM they do worse (scripts' additions, hidden elements). The browser does not
 hand the raw document back, so a render request that does not carry it yet
 (``meta["raw_html"]``, as the fast path's fetch of a page it gave up on does) is first
-fetched plainly, the body is kept, and the request goes on to the browser ahead of the
-queue (its priority raised by one), so that few bodies wait in memory at a time. A plain
+fetched plainly, the body is kept (decoded as every raw-HTML reader decodes it: valid
+UTF-8 wins over a declared charset; ``meta["raw_encoding"]`` names the one used), and the
+request goes on to the browser ahead of the queue (its priority raised by one), so that
+few bodies wait in memory at a time. A plain
 fetch costs a few milliseconds on a site that takes a second to render. The page item gets
 the body as ``raw_html``. The plain fetch's headers go with it (``meta["raw_headers"]``, of
 every plain fetch of an article page, the fast path's too): a page read again from its kept
@@ -23,6 +25,8 @@ from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
+
+from spidercrawl.document.html import decode_html
 
 
 class RawHtmlMiddleware:
@@ -50,9 +54,15 @@ class RawHtmlMiddleware:
             return response
         if response.status >= 400 or not isinstance(response, TextResponse):
             return response  # an error page or a download: the browser would get it too
-        meta = {**request.meta, "render": True, "raw_html": response.text}
+        text, encoding = decode_html(response.body, _content_type(response))
+        meta = {**request.meta, "render": True, "raw_html": text, "raw_encoding": encoding}
         meta.pop("raw_first")
         return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
+
+
+def _content_type(response: Response) -> str | None:
+    value = response.headers.get(b"Content-Type")
+    return value.decode("latin-1") if value else None
 
 
 # Headers of the kept body that no longer describe it (it is kept decoded, as text).

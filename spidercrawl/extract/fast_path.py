@@ -158,7 +158,7 @@ class FastPathMiddleware:
         elements = sum(1 for _ in itertools.islice(document.iter(), self.max_elements + 1))
         if elements > self.max_elements:
             why = f"more than {self.max_elements} elements (FAST_PATH_MAX_ELEMENTS)"
-            return self._give_up(request, site, response.url, why, text)
+            return self._give_up(request, site, response.url, why, text, encoding)
         capture, verdict = cut_raw_html(document, response.url, model)
         stats = self.crawler.stats
         if verdict is None or not verdict.ok:
@@ -166,18 +166,24 @@ class FastPathMiddleware:
             stats.inc_value("spidercrawl/fast_path/rejected")
             logger.info("%s: rendering %s instead (%s)", site, response.url, why)
             request.meta["fast_path_version"] = model.version_
-            return _to_browser(request, why, response.text)
+            return _to_browser(request, why, response.text, encoding)
         stats.inc_value("spidercrawl/fast_path/accepted")
         request.meta["capture"] = capture
         request.meta["hrefs"] = document.xpath("//a/@href")  # the spider's links: no 2nd parse
         return response
 
     def _give_up(
-        self, request: Request, site: str, url: str, why: str, raw_html: str | None = None
+        self,
+        request: Request,
+        site: str,
+        url: str,
+        why: str,
+        raw_html: str | None = None,
+        raw_encoding: str = "",
     ) -> Request:
         self.crawler.stats.inc_value("spidercrawl/fast_path/rejected")
         logger.info("%s: rendering %s instead (%s)", site, url, why)
-        return _to_browser(request, why, raw_html)
+        return _to_browser(request, why, raw_html, raw_encoding)
 
 
 def _header(response: Response, name: bytes) -> str:
@@ -216,11 +222,15 @@ def _render_reason(model: SiteModel | None) -> str:
     return getattr(rules, "render_reason", "") if rules is not None else ""
 
 
-def _to_browser(request: Request, reason: str, raw_html: str | None = None) -> Request:
+def _to_browser(
+    request: Request, reason: str, raw_html: str | None = None, raw_encoding: str = ""
+) -> Request:
     """The same request, now for the browser, remembering why the fast path gave it up (and
-    the raw HTML it fetched, so that the page is not fetched plainly twice)."""
+    the raw HTML it fetched and the encoding it was read in, so that the page is not
+    fetched plainly twice)."""
     meta: dict[str, Any] = {**request.meta, "render": True, "fast_path_rejected": reason}
     if raw_html is not None:
         meta["raw_html"] = raw_html
+        meta["raw_encoding"] = _codec(raw_encoding) if raw_encoding else ""
     meta.pop("fast_path", None)
     return request.replace(meta=meta, dont_filter=True)
