@@ -10,7 +10,7 @@ from spidercrawl.serve import serving
 from tests.conftest import run_crawl
 
 GERMAN = "Für die Straße am Fluss gilt ab Mai ein neues Tempolimit, sagt die Behörde."
-MIXED = "Café – “quoted” € 10 naïve 日本 ß"
+MIXED = "Café \u2013 “quoted” € 10 naïve 日本 ß"
 
 
 def browser_read(text: str, charset: str) -> str:
