@@ -189,13 +189,22 @@ def test_three_workers_deliver_every_article_once_and_learn_each_site_once(
 
     sites = tmp_path / "sites.txt"
     sites.write_text("\n".join(demo_copies) + "\n", "utf-8")
+    settings = redis_settings(tmp_path, redis_url)
+    # The sites are queued once all three workers are on Redis (each waiting for work up
+    # to REDIS_IDLE_CLOSE): queued before, one worker up early could take every site
+    # before the others had started, as a loaded machine showed.
+    waiting = {**settings, "REDIS_IDLE_CLOSE": 12}
+    paths = [tmp_path / f"worker{n}.log" for n in range(3)]
+    workers = [start(crawl(settings=waiting), path) for path in paths]
+    wait_for(
+        lambda: all("Worker " in path.read_text("utf-8") for path in paths),
+        180, "three workers on Redis",
+    )  # fmt: skip
     queued = module("spidercrawl.enqueue", "--redis", redis_url, str(sites))
     assert queued.returncode == 0 and "3 sites queued" in queued.stdout, queued.stderr
-    settings = redis_settings(tmp_path, redis_url)
-    workers = [start(crawl(settings=settings), tmp_path / f"worker{n}.log") for n in range(3)]
     for worker in workers:
         assert worker.wait(timeout=400) == 0
-    logs = [(tmp_path / f"worker{n}.log").read_text("utf-8") for n in range(3)]
+    logs = [path.read_text("utf-8") for path in paths]
     assert all("Worker " in log and "on Redis" in log for log in logs)
     assert not any("ScrapyDeprecationWarning" in log for log in logs)  # scrapy-redis's stats
     assert sum("taken from the Redis site queue" in log for log in logs) >= 2  # shared out
