@@ -23,7 +23,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from spidercrawl.distributed import GUARD, RedisDownError
-from spidercrawl.distributed.tdm import SharedTdm
+from spidercrawl.distributed.tdm import READ_AGAIN, SharedTdm
 from spidercrawl.document.reservations import MAX_TDMREP_BYTES
 from spidercrawl.pipelines.tdm_policy import TdmPolicyWait
 from spidercrawl.runner import read_jsonl
@@ -157,7 +157,8 @@ def test_a_page_read_before_the_policy_was_shared_waits_for_it(redis_url) -> Non
     assert other.tdm_policy(SITE).reserves("/pages/tdm-listed-1.html")
     # Queued again, the site's policy is read afresh: the old one is no longer shared.
     assert module("spidercrawl.enqueue", "--redis", redis_url, "--site", SITE).returncode == 0
-    assert not redis.Redis.from_url(redis_url).hexists("spidercrawl:tdm", SITE)
+    assert redis.Redis.from_url(redis_url).hget("spidercrawl:tdm", SITE) == READ_AGAIN.encode()
+    assert other.tdm_policy(SITE) is None  # not known until it is read anew
     # A site with no tdmrep.json (a 404, a failed fetch): "" shared, nothing reserved.
     reader.on_tdmrep_error(_failure_of(Request(f"http://b.example{TDMREP_PATH}",
                                                meta={"site": "b.example"})))  # fmt: skip
@@ -239,3 +240,30 @@ def test_a_worker_takes_the_policy_shared_after_the_site_was_read_again(redis_ur
     assert not spider.tdm_policy(SITE).reserves("/pages/tdm-listed.html")
     client.hset("spidercrawl:tdm", SITE, json.dumps(RULES))  # read again, by another worker
     assert spider.tdm_policy(SITE).reserves("/pages/tdm-listed.html")
+
+
+def test_a_worker_waits_for_the_policy_of_a_site_read_again_not_its_old_read(
+    redis_url,
+) -> None:
+    """A long-lived worker that read a site's tdmrep.json itself (no reservation) and
+    shared it; the site queued again, another worker reading the file anew, which now
+    reserves a path: until that read is shared, the first worker's pages wait (their policy
+    unknown), not go by its old read (an opt-out leaked for that while). A Redis that lost
+    the shared policies (restarted empty) leaves each worker its own read."""
+    reader, step = worker(redis_url)
+    reader.parse_tdmrep(tdmrep_response("[]"))  # read for the site's first start: no rule
+    assert reader.tdm_policy(SITE) is not None and not reader.tdm_policy(SITE).rules
+    assert module("spidercrawl.enqueue", "--redis", redis_url, "--site", SITE).returncode == 0
+    assert reader.tdm_policy(SITE) is None  # being read afresh elsewhere: unknown
+
+    async def wait_while_the_file_is_read_again() -> dict[str, Any]:
+        other, _ = worker(redis_url)
+        asyncio.get_running_loop().call_later(
+            1.0, other.parse_tdmrep, tdmrep_response(json.dumps(RULES))
+        )
+        return await step.process_item(page("tdm-listed"))
+
+    assert asyncio.run(wait_while_the_file_is_read_again())["reservations"] == ["tdm"]
+    assert reader.tdm_policy(SITE).reserves("/pages/tdm-listed.html")
+    redis.Redis.from_url(redis_url).delete("spidercrawl:tdm")  # Redis restarted empty
+    assert reader.tdm_policy(SITE) is reader.targets[SITE].tdm  # its own read

@@ -5,7 +5,7 @@
 - ``PREFIX:sites``: every site's line by name, so that a worker can handle the pages of a
   site another worker started;
 - ``PREFIX:tdm``: every site's tdmrep.json, as the worker that read it shared it
-  (:mod:`.tdm`), forgotten when the site is queued again;
+  (:mod:`.tdm`), marked as being read again when the site is queued again;
 - ``PREFIX:sites:starting:WORKER``: the sites a worker took and has not yet queued the
   start requests of (put back in the queue if it stops answering first);
 - ``PREFIX:claimed:render:SITE`` / ``PREFIX:claimed:visit:SITE``: the pages sent to the
@@ -27,7 +27,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 
 from spidercrawl.distributed import GUARD, NotDelivered, as_text, key_prefix, redis_client
-from spidercrawl.distributed.tdm import SharedTdm
+from spidercrawl.distributed.tdm import SharedTdm, read_again
 from spidercrawl.sites import SiteSpec, parse_site_line
 
 logger = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ def push_sites(redis: Any, prefix: str, specs: Iterable[SiteSpec]) -> int:
     pushed = 0
     for spec in specs:
         redis.delete(f"{prefix}:claimed:render:{spec.name}", f"{prefix}:claimed:visit:{spec.name}")
-        redis.hdel(f"{prefix}:tdm", spec.name)  # read afresh by the run
+        read_again(redis, prefix, spec.name)  # its tdmrep.json, read afresh by the run
         redis.hset(f"{prefix}:sites", spec.name, spec.line())
         redis.rpush(f"{prefix}:sites:queue", spec.line())
         pushed += 1

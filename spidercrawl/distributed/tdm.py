@@ -27,6 +27,17 @@ from spidercrawl.document.reservations import MAX_TDMREP_BYTES, TdmPolicy
 logger = logging.getLogger(__name__)
 
 
+# What the hash holds for a site queued again until the worker that starts it has read its
+# tdmrep.json anew: its policy is not known, and a worker's read for an earlier start no
+# longer holds (the file may have changed). No tdmrep.json is this text.
+READ_AGAIN = "(queued again: its tdmrep.json is being read)"
+
+
+def read_again(redis: Any, prefix: str, site: str) -> None:
+    """Mark ``site``'s shared policy as being read anew (the site is queued again)."""
+    redis.hset(f"{prefix}:tdm", site, READ_AGAIN)
+
+
 class SharedTdm:
     """The ``PREFIX:tdm`` hash: sites' tdmrep.json as the worker that read each left it."""
 
@@ -34,6 +45,7 @@ class SharedTdm:
         self.redis = redis
         self.key = f"{prefix}:tdm"
         self._read: dict[str, tuple[bytes | str, TdmPolicy]] = {}  # site -> value, policy
+        self._being_read: set[str] = set()  # sites marked READ_AGAIN when last asked
 
     def share(self, site: str, text: str) -> None:
         """The site's tdmrep.json for every worker ("" for no policy). Redis not answering
@@ -41,15 +53,25 @@ class SharedTdm:
         with contextlib.suppress(NotDelivered):
             GUARD(self.redis.hset, self.key, site, text)
 
+    def being_read_again(self, site: str) -> bool:
+        """Whether the site was queued again and its policy not yet read anew, as the last
+        :meth:`policy` of it found."""
+        return site in self._being_read
+
     def policy(self, site: str) -> TdmPolicy | None:
-        """The site's policy as shared; None while no worker has shared it, or when Redis
-        does not answer (asked again for the next page)."""
+        """The site's policy as shared; None while no worker has shared it (or the site is
+        being read again), or when Redis does not answer (asked again for the next page)."""
         try:
             raw = GUARD(self.redis.hget, self.key, site)
         except NotDelivered:
             return None
-        if raw is None:
+        if raw is None or raw in (READ_AGAIN, READ_AGAIN.encode()):
+            if raw is None:
+                self._being_read.discard(site)
+            else:
+                self._being_read.add(site)
             return None
+        self._being_read.discard(site)
         known = self._read.get(site)
         if known is None or known[0] != raw:  # read (and a damaged value said) once a value
             known = self._read[site] = (raw, read_shared(site, raw))

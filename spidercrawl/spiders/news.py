@@ -298,13 +298,16 @@ class NewsSpider(scrapy.Spider):
         """The site's tdmrep.json policy; None while it is not known (its fetch still on its
         way: the page waits at the item step, pipelines/tdm_policy.py). With Redis, the
         policy shared there, asked with each page (a site queued again is read again, by
-        whichever worker starts it, and its file may have changed); where none is shared
-        (yet), what this worker read for the site's start, else None."""
+        whichever worker starts it, and its file may have changed: until it is read anew,
+        not known); where none is shared (yet, or Redis lost it), what this worker read for
+        the site's start, else None."""
         target = self._target({"site": site})
         if self.site_queue is not None:
             shared = self.site_queue.tdm.policy(target.name)
             if shared is not None:
                 return shared
+            if self.site_queue.tdm.being_read_again(target.name):
+                return None  # what this worker read for an earlier start no longer holds
         return target.tdm if target.tdm_known else None
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
