@@ -8,12 +8,11 @@ hand the raw document back, so a render request that does not carry it yet
 fetched plainly, the body is kept (decoded as every raw-HTML reader decodes it: valid
 UTF-8 wins over a declared charset; ``meta["raw_encoding"]`` names the one used), and the
 request goes on to the browser ahead of the queue (its priority raised by one), so that
-few bodies wait in memory at a time. A plain
-fetch costs a few milliseconds on a site that takes a second to render. The page item gets
-the body as ``raw_html``. The plain fetch's headers go with it (``meta["raw_headers"]``, of
-every plain fetch of an article page, the fast path's too): a page read again from its kept
-raw HTML (the browser failed, or showed far less) is judged by them too (``X-Robots-Tag``,
-``tdm-reservation``).
+few bodies wait in memory at a time. A plain fetch costs a few milliseconds on a site
+that takes a second to render. The page item gets the body as ``raw_html``. The plain
+fetch's headers go with it (``meta["raw_headers"]``, of every plain fetch of an article
+page, the fast path's too): a page read again from its kept raw HTML (the browser failed,
+or showed far less) is judged by them too (``X-Robots-Tag``, ``tdm-reservation``).
 
 Setting: ``CAPTURE_RAW_HTML`` (default True; False renders directly, and sites never seen
 are extracted from their blocks alone).

@@ -65,13 +65,13 @@ class SharedTdm:
             raw = GUARD(self.redis.hget, self.key, site)
         except NotDelivered:
             return None
-        if raw is None or raw in (READ_AGAIN, READ_AGAIN.encode()):
-            if raw is None:
-                self._being_read.discard(site)
-            else:
-                self._being_read.add(site)
+        being_read = raw in (READ_AGAIN, READ_AGAIN.encode())
+        if being_read:
+            self._being_read.add(site)
+        else:
+            self._being_read.discard(site)
+        if raw is None or being_read:
             return None
-        self._being_read.discard(site)
         known = self._read.get(site)
         if known is None or known[0] != raw:  # read (and a damaged value said) once a value
             known = self._read[site] = (raw, read_shared(site, raw))

@@ -18,7 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-# The characters no UTF-8 character's bytes read in a single-byte charset can give.
+# A UTF-8 character of two bytes or more, read in a single-byte charset, is characters
+# none of which is ASCII: runs of them are what is read again.
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 # More bytes undefined than this: not a charset of 8 bits (windows-1252 leaves 5,
 # ISO-8859-8 36, ISO-2022 all 128).
