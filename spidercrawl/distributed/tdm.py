@@ -45,7 +45,6 @@ class SharedTdm:
         self.redis = redis
         self.key = f"{prefix}:tdm"
         self._read: dict[str, tuple[bytes | str, TdmPolicy]] = {}  # site -> value, policy
-        self._being_read: set[str] = set()  # sites marked READ_AGAIN when last asked
 
     def share(self, site: str, text: str) -> None:
         """The site's tdmrep.json for every worker ("" for no policy). Redis not answering
@@ -53,24 +52,18 @@ class SharedTdm:
         with contextlib.suppress(NotDelivered):
             GUARD(self.redis.hset, self.key, site, text)
 
-    def being_read_again(self, site: str) -> bool:
-        """Whether the site was queued again and its policy not yet read anew, as the last
-        :meth:`policy` of it found."""
-        return site in self._being_read
-
-    def policy(self, site: str) -> TdmPolicy | None:
-        """The site's policy as shared; None while no worker has shared it (or the site is
-        being read again), or when Redis does not answer (asked again for the next page)."""
+    def policy(self, site: str, own: TdmPolicy | None = None) -> TdmPolicy | None:
+        """The site's policy as shared. Where none is shared (yet, or Redis lost it) or
+        Redis does not answer (asked again for the next page): ``own``, what this worker
+        read for the site's start (None: not known). A site queued again and not yet read
+        anew: None, whatever this worker read before."""
         try:
             raw = GUARD(self.redis.hget, self.key, site)
         except NotDelivered:
-            return None
-        being_read = raw in (READ_AGAIN, READ_AGAIN.encode())
-        if being_read:
-            self._being_read.add(site)
-        else:
-            self._being_read.discard(site)
-        if raw is None or being_read:
+            return own
+        if raw is None:
+            return own
+        if raw in (READ_AGAIN, READ_AGAIN.encode()):
             return None
         known = self._read.get(site)
         if known is None or known[0] != raw:  # read (and a damaged value said) once a value

@@ -302,13 +302,10 @@ class NewsSpider(scrapy.Spider):
         not known); where none is shared (yet, or Redis lost it), what this worker read for
         the site's start, else None."""
         target = self._target({"site": site})
+        own = target.tdm if target.tdm_known else None
         if self.site_queue is not None:
-            shared = self.site_queue.tdm.policy(target.name)
-            if shared is not None:
-                return shared
-            if self.site_queue.tdm.being_read_again(target.name):
-                return None  # what this worker read for an earlier start no longer holds
-        return target.tdm if target.tdm_known else None
+            return self.site_queue.tdm.policy(target.name, own)
+        return own
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         """The sitemaps of a robots.txt the spider fetched itself (see :meth:`on_robots`)."""
