@@ -38,7 +38,6 @@ KEY_TYPES: dict[str, str] = {
     "validators:*": "hash",
     "inflight:*": "hash",
     "worker:*": "string",
-    "recovering:*": "string",
     "near:sig": "hash",  # the near-duplicate index (distributed/near_duplicates.py)
     "near:article": "hash",
     "near:band:*": "set",

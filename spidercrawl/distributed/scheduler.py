@@ -52,14 +52,30 @@ logger = logging.getLogger(__name__)
 
 
 # The request of highest priority (the lowest score: scrapy-redis scores by -priority),
-# moved into the in-flight hash (KEYS: queue, in-flight) under an entry named by its hash.
+# moved into the in-flight hash under an entry named by its hash, its worker (again) among
+# the workers (KEYS: queue, in-flight, workers; ARGV: the worker): a worker struck off after
+# a stall is found again by those who put back what it holds when it dies.
 _POP_INTO_FLIGHT = """
 local top = redis.call('ZRANGE', KEYS[1], 0, 0)
 if #top == 0 then return false end
 redis.call('ZREM', KEYS[1], top[1])
 local entry = redis.sha1hex(top[1])
 redis.call('HSET', KEYS[2], entry, top[1])
+redis.call('SADD', KEYS[3], ARGV[1])
 return {entry, top[1]}
+"""
+# A worker whose heartbeat is gone, taken over (KEYS: workers, its heartbeat, its in-flight
+# hash, the in-flight hash of the worker that takes over; ARGV: its name): struck off, its
+# in-flight entries moved into the taker's hash (put back from there: a taker that dies
+# meanwhile is taken over in turn), returned as entry, request, ... Nil when it is alive,
+# or another worker took it over first.
+_TAKE_OVER = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return false end
+if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return false end
+local held = redis.call('HGETALL', KEYS[3])
+for i = 1, #held, 2 do redis.call('HSET', KEYS[4], held[i], held[i + 1]) end
+redis.call('DEL', KEYS[3])
+return held
 """
 # Queue a request unless its fingerprint was seen or its page was claimed. KEYS: duplicate
 # filter, queue, and for a claimed page its PageClaim's sets (claim, other, budget). ARGV:
@@ -101,6 +117,7 @@ class ReliableScheduler(Scheduler):
         scheduler.inflight_key = f"{scheduler.prefix}:inflight:{scheduler.worker}"
         scheduler.heartbeat = task.LoopingCall(scheduler.beat)
         scheduler.redis_failed = False
+        scheduler.beats = 0  # heartbeats given
         scheduler.handed_out = set()  # in-flight entries handed to this worker, not done
         GUARD.listeners.append(scheduler.stop_for_redis)
         # Delivered or dropped: done. Not after an item error, nor a drop because Redis did
@@ -116,6 +133,7 @@ class ReliableScheduler(Scheduler):
                 f"PriorityQueue; SCHEDULER_QUEUE_CLASS is {self.queue_cls}"
             )
         self.pop_script = self.server.register_script(_POP_INTO_FLIGHT)
+        self.take_over_script = self.server.register_script(_TAKE_OVER)
         self.push_script = self.server.register_script(_PUSH_UNSEEN)
         with warnings.catch_warnings():
             # scrapy-redis says "Resuming crawl" with Spider.log(), which Scrapy deprecated:
@@ -160,11 +178,25 @@ class ReliableScheduler(Scheduler):
         return super().close(reason)
 
     def beat(self) -> None:
-        """Say this worker is alive; put back the requests of workers that are not."""
+        """Say this worker is alive; put back the requests of workers that are not. A
+        heartbeat found lapsed (a stall longer than REDIS_WORKER_TIMEOUT) is said: what
+        the worker held may have been put back, and is fetched again (delivered once)."""
         if self.redis_failed:
             return
+        heartbeat = f"{self.prefix}:worker:{self.worker}"
         try:
-            self.server.set(f"{self.prefix}:worker:{self.worker}", "alive", ex=self.timeout)
+            pipe = self.server.pipeline()
+            pipe.exists(heartbeat)
+            pipe.set(heartbeat, "alive", ex=self.timeout)
+            pipe.sadd(f"{self.prefix}:workers", self.worker)
+            lapsed = not pipe.execute()[0]
+            if lapsed and self.beats:
+                logger.warning(
+                    "This worker gave no sign of life for more than %d s (REDIS_WORKER_TIMEOUT): "
+                    "the pages it held may have been put back for others; they are fetched "
+                    "again, and delivered once", self.timeout,
+                )  # fmt: skip
+            self.beats += 1
             self.recover_dead_workers()
         except RedisError as error:
             GUARD.error = GUARD.error or error
@@ -206,7 +238,11 @@ class ReliableScheduler(Scheduler):
             if self.redis_failed:
                 return None
             try:
-                taken = GUARD(self.pop_script, keys=[self.queue.key, self.inflight_key])
+                taken = GUARD(
+                    self.pop_script,
+                    keys=[self.queue.key, self.inflight_key, f"{self.prefix}:workers"],
+                    args=[self.worker],
+                )
             except NotDelivered:
                 return None
             if not taken:
@@ -282,19 +318,27 @@ class ReliableScheduler(Scheduler):
             GUARD(self.done, getattr(response, "request", None))
 
     def recover_dead_workers(self) -> int:
-        """Put back the in-flight requests of workers whose heartbeat stopped."""
+        """Put back the in-flight requests of workers whose heartbeat stopped, each taken
+        over by one worker in one step (:data:`_TAKE_OVER`)."""
         recovered = 0
         for raw in self.server.smembers(f"{self.prefix}:workers"):
             other = as_text(raw)
             if other == self.worker or self.server.exists(f"{self.prefix}:worker:{other}"):
                 continue
-            # One worker recovers a dead one; the lock expires if that worker dies too.
-            if not self.server.set(f"{self.prefix}:recovering:{other}", self.worker, nx=True,
-                                   ex=self.timeout):  # fmt: skip
+            held = self.take_over_script(
+                keys=[
+                    f"{self.prefix}:workers",
+                    f"{self.prefix}:worker:{other}",
+                    f"{self.prefix}:inflight:{other}",
+                    self.inflight_key,
+                ],
+                args=[other],
+            )
+            if held is None:  # alive after all, or taken over by another worker
                 continue
-            count = self._requeue(other)
+            entries = [as_text(entry) for entry in held[::2]]
+            count = self._requeue(self.worker, entries)
             sites = put_back_started(self.server, self.prefix, other)
-            self.server.srem(f"{self.prefix}:workers", other)
             recovered += count
             logger.warning(
                 "Worker %s stopped answering (no heartbeat for %d s): its %d unfinished "
@@ -305,21 +349,21 @@ class ReliableScheduler(Scheduler):
         return recovered
 
     def _requeue(self, worker: str, entries: list[str] | None = None) -> int:
-        """Put back the in-flight requests of ``worker`` (only ``entries``, if given)."""
+        """Put back the in-flight requests of ``worker`` (only ``entries``, if given), each
+        out of its hash once it is in the queue."""
         key = f"{self.prefix}:inflight:{worker}"
         if entries is None:
-            held = list(self.server.hgetall(key).values())
+            held = [(as_text(e), r) for e, r in self.server.hgetall(key).items()]
         else:
-            held = [e for e in self.server.hmget(key, entries) if e is not None]
-        for encoded in held:
+            values = self.server.hmget(key, entries) if entries else []
+            held = [(e, r) for e, r in zip(entries, values, strict=True) if r is not None]
+        for entry, encoded in held:
             try:
                 self.queue.push(self.queue._decode_request(encoded))
             except Exception as error:  # an unreadable entry must not stop the recovery
                 logger.error("An in-flight request of %s could not be restored: %s", worker, error)
-        if entries is None:
-            self.server.delete(key)
-        else:
-            self.server.hdel(key, *entries)
+            self.server.hdel(key, entry)
+            self.handed_out.discard(entry)
         return len(held)
 
 

@@ -76,11 +76,16 @@ class RedisSiteQueue:
     def pop(self, worker: str) -> StartedSite | None:
         """The next site to start, or None when the queue is empty. It moves to the
         worker's ``sites:starting`` list in the same step, and stays there until its start
-        requests are queued (:meth:`started`): a Redis that dies in between loses no site."""
+        requests are queued (:meth:`started`): a Redis that dies in between loses no site.
+        The worker is (again) among the workers in that step: one struck off after a stall
+        is found again, and the site put back, when it dies."""
         queue, starting = f"{self.prefix}:sites:queue", starting_key(self.prefix, worker)
         while True:
+            pipe = self.redis.pipeline(transaction=True)
+            pipe.lmove(queue, starting, "LEFT", "RIGHT")
+            pipe.sadd(f"{self.prefix}:workers", worker)
             try:
-                raw = GUARD(self.redis.lmove, queue, starting, "LEFT", "RIGHT")
+                raw, _ = GUARD(pipe.execute)
             except NotDelivered:
                 return None
             if raw is None:
