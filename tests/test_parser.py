@@ -369,6 +369,50 @@ def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_st
     } <= markup
 
 
+def list_page(number: int, listed: str) -> tuple[dict, list[str]]:
+    """A blog post, and its story's lines; ``listed`` says what list it holds: ``story``
+    (steps of the story), ``offers`` (a class-less list of shop offers, a link in each but
+    most words not, which the readers leave out) or ``none``."""
+    rng = random.Random(number)
+    story = [f"post{number} {sentence(rng, 30)}" for _ in range(4)]
+    lines = {
+        "story": [f"step{number}-{i} {sentence(rng, 10)}" for i in range(3)],
+        "offers": [
+            f"Offer{number}-{i} {sentence(rng, 6)} <a href='/shop'>buy</a>" for i in range(2)
+        ],
+        "none": [],
+    }[listed]
+    items = "".join(f"<li>{line}</li>" for line in lines)
+    html = (
+        "<html><body><div class='menu'><a href='/'>Home</a></div>"
+        f"<article class='post'><h1>Post {number}</h1><div class='entry'>"
+        f"<p>{story[0]}</p><p>{story[1]}</p>{f'<ul>{items}</ul>' if items else ''}"
+        f"<p>{story[2]}</p><p>{story[3]}</p></div></article>"
+        "<footer><p>(c) The Blog</p></footer></body></html>"
+    )
+    kept = [*story[:2], *lines, *story[2:]] if listed == "story" else story
+    text = "\n\n".join(kept)
+    item = {
+        "rendered_html": html,
+        "texts": [{"text": [line]} for line in [*story, *lines]],
+        CONSENSUS_FIELD: ConsensusArticle(text, 0.9, [text] * 3).as_field(),
+    }
+    return item, kept
+
+
+def test_one_pages_list_the_readers_leave_out_does_not_take_every_list_of_the_layout() -> None:
+    """A selector of tag and place alone (``div.entry > ul``) learned from one training
+    page's list took the story's own lists off every page of the layout."""
+    pages = [list_page(number, "offers" if number == 0 else "none")[0] for number in range(10)]
+    content = [(page, index) for page in range(10) for index in range(4)]
+    rules = ExtractionRules().fit(pages, content)
+    assert rules.usable, rules.read_by_arbiter
+    assert not [part.css for part in rules.exclusions if part.css.endswith("ul")]
+    item, story = list_page(40, "story")
+    result = rules.extract(raw_document(item["rendered_html"]))
+    assert result.text.split("\n\n") == story
+
+
 def test_show_prints_the_summary_and_the_kinds_left_out_with_their_evidence(
     boxed_model: SiteModel,
 ) -> None:

@@ -58,6 +58,10 @@ CONTAINER_TAGS = frozenset(
     {"div", "article", "section", "main", "td", "table", "center", "font", "span", "form"}
 )
 EXCLUSION_COST = 0.005  # summed page F1 a selector must gain
+# An exclusion that names its elements by tag alone (``div.body > ul``: every list of the
+# story) must gain on this many pages: one page's list of links the vote left out took the
+# story's lists off every page of its layout.
+MIN_BARE_EXCLUSION_PAGES = 2
 MAX_TEMPLATE_LINES = 200  # the site's template lines a parser keeps to leave out
 MAX_TEMPLATE_LINE = 300  # characters
 MAX_CONTAINERS = 4  # an ordered list: the first that matches a page is its container
@@ -744,10 +748,13 @@ def _exclusions(
     while True:
         best, best_gain = None, (EXCLUSION_COST, 0)
         for part, on_pages in roles.items():
-            gain = sum(
+            gains = [
                 pages[n].f1(insides[n], excluded[n] | members) - current[n]
                 for n, members in on_pages.items()
-            )
+            ]
+            if _bare(part) and sum(1 for gain in gains if gain > 0) < MIN_BARE_EXCLUSION_PAGES:
+                continue  # one page's evidence does not take every list of a layout
+            gain = sum(gains)
             # Of two that gain as much, the one of fewer classes: it holds on variants.
             score = (round(gain, 6), -len(part.steps[-1].classes))
             if score > best_gain:
@@ -760,6 +767,12 @@ def _exclusions(
         evidence = roles_evidence(best, pages, insides)
         chosen_parts.append(_with_evidence(best, pages, {}, excluded_of=evidence))
     return chosen_parts
+
+
+def _bare(part: ParserPart) -> bool:
+    """Whether ``part`` names its elements by tag and place alone (no class, no id)."""
+    last = part.steps[-1]
+    return not last.classes and not last.id
 
 
 SUMMARY_PAGES = 2 / 3  # a summary outside the container: kept by the vote on most pages
