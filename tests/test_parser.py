@@ -313,13 +313,16 @@ def test_a_malformed_parser_is_refused_when_loaded(boxed_model, tmp_path: Path, 
 def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
     """A story in a class-less wrapper under ``div#main``, with story highlights before it
     (a class-less list under ``div#highlights``, which one reader keeps) and, inside it, a
-    date line, a byline, a slideshow caption and a one-link line the readers split on."""
+    date line, a byline (a wire story's with how long ago it was filed), a slideshow caption
+    and a one-link line the readers split on."""
     rng = random.Random(number)
     story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
     highlights = [f"highlight{number} {sentence(rng, 9)}" for _ in range(3)]
     junk = [
         f"Page last updated at 10:{number + 10} GMT, Monday, {number + 1} March 2012",
-        f"By Jane Smith{number} and John Doe",
+        f"By Jane Smith{number} and John Doe"
+        if number % 2
+        else f"By JANE SMITH{number}, Associated Press Writer {number + 1} hours, 5 minutes ago",
         f"The pier{number} at dawn, seen from the ferry",
         f"RELATED: Ferry fares{number} rise again",
     ]

@@ -112,6 +112,11 @@ TIME_OF_DAY = re.compile(r"\b\d{1,2}:\d{2}\b")
 MAX_DATE_WORDS = 16
 BYLINE = re.compile(r"^\W*(?:by|von|par|por|di|door|av|af)\s+\S", re.I)
 MAX_BYLINE_WORDS = 12
+# How long ago a wire story was filed, after its byline's names ("1 hour, 32 minutes ago").
+MAX_BYLINE_AGE_WORDS = 5
+BYLINE_AGE = re.compile(
+    r"(?:,?\s*\d+\s+(?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?))+\s+ago\W*$", re.I
+)
 ONE_LINK_TAGS = frozenset({"p", "div", "h3", "h4", "h5", "h6", "strong"})
 MAX_ONE_LINK_WORDS = 30
 _DIGITS = re.compile(r"\d")
@@ -357,9 +362,10 @@ def _line_kind(tag: str, text: str, words: int, links: int, link_words: int) -> 
         calendar = CALENDAR_WORD.search(text) or TIME_OF_DAY.search(text)
         if has_date and (DATE_LEAD.match(text) or (calendar and dated >= len(tokens) - 1)):
             return "a date line"
-    if words <= MAX_BYLINE_WORDS and BYLINE.match(text):
-        named = [w for w in text.split()[1:] if w[:1].isalpha() and w.lower() not in _JOINERS]
-        if named and all(w[:1].isupper() for w in named):
+    if words <= MAX_BYLINE_WORDS + MAX_BYLINE_AGE_WORDS and BYLINE.match(text):
+        names = BYLINE_AGE.sub("", text).split()  # "By Jane Smith, AP Writer 59 minutes ago"
+        named = [w for w in names[1:] if w[:1].isalpha() and w.lower() not in _JOINERS]
+        if len(names) <= MAX_BYLINE_WORDS and named and all(w[:1].isupper() for w in named):
             return "a byline"
     if (
         tag in ONE_LINK_TAGS
