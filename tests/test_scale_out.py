@@ -243,13 +243,10 @@ def test_three_workers_deliver_every_article_once_and_learn_each_site_once(
     assert_each_article_once(tmp_path / "articles", SITES)
 
 
-def test_a_request_stays_in_flight_until_its_page_and_those_it_replaced_are_done(
-    redis_url,
-) -> None:
-    """Taking a request and recording it in flight is one step, as is filtering and queueing
-    one: a Redis killed between two steps lost a request (1 article of 30, 1 run in 7)."""
-    import redis
-    from scrapy import Request, Spider
+def schedulers_by_hand(redis_url: str, count: int = 2) -> list:
+    """``count`` workers' schedulers on one real Redis, opened without a reactor: their
+    heartbeats are given by calling ``beat``."""
+    from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
     from spidercrawl.distributed.scheduler import ReliableScheduler
@@ -262,15 +259,26 @@ def test_a_request_stays_in_flight_until_its_page_and_those_it_replaced_are_done
         "SCHEDULER_PERSIST": True,
         "REDIS_WORKER_TIMEOUT": 3,
     }
-    client = redis.Redis.from_url(redis_url)
-    workers = []
-    for _ in range(2):
+    schedulers = []
+    for _ in range(count):
         crawler = get_crawler(Spider, settings)
         scheduler = ReliableScheduler.from_crawler(crawler)
         scheduler.open(Spider.from_crawler(crawler, name="news"))
-        scheduler.heartbeat.stop()  # no reactor runs here: beats are called by hand
-        workers.append(scheduler)
-    first, second = workers
+        scheduler.heartbeat.stop()
+        schedulers.append(scheduler)
+    return schedulers
+
+
+def test_a_request_stays_in_flight_until_its_page_and_those_it_replaced_are_done(
+    redis_url,
+) -> None:
+    """Taking a request and recording it in flight is one step, as is filtering and queueing
+    one: a Redis killed between two steps lost a request (1 article of 30, 1 run in 7)."""
+    import redis
+    from scrapy import Request
+
+    client = redis.Redis.from_url(redis_url)
+    first, second = schedulers_by_hand(redis_url)
     page = "http://127.0.0.1:1/story/"
     assert first.enqueue_request(Request(page)) and not first.enqueue_request(Request(page))
     assert client.zcard("spidercrawl:requests") == 1
@@ -311,28 +319,10 @@ def test_a_worker_taken_for_dead_after_a_stall_loses_nothing_when_it_dies(redis_
     requests put back and was struck off the workers; it went on taking requests, and when
     it died those were never put back (a CI run lost 8 articles of 30 so)."""
     import redis
-    from scrapy import Request, Spider
-    from scrapy.utils.test import get_crawler
+    from scrapy import Request
 
-    from spidercrawl.distributed.scheduler import ReliableScheduler
-
-    settings = {
-        "REDIS_URL": redis_url,
-        "SCHEDULER_QUEUE_KEY": "spidercrawl:requests",
-        "SCHEDULER_DUPEFILTER_KEY": "spidercrawl:dupefilter",
-        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
-        "SCHEDULER_PERSIST": True,
-        "REDIS_WORKER_TIMEOUT": 3,
-    }
     client = redis.Redis.from_url(redis_url)
-    stalled, other = [], []
-    for worker in (stalled, other):
-        crawler = get_crawler(Spider, settings)
-        scheduler = ReliableScheduler.from_crawler(crawler)
-        scheduler.open(Spider.from_crawler(crawler, name="news"))
-        scheduler.heartbeat.stop()  # no reactor runs here: beats are called by hand
-        worker.append(scheduler)
-    (stalled,), (other,) = stalled, other
+    stalled, other = schedulers_by_hand(redis_url)
     page = "http://127.0.0.1:1/story/"
     for number in range(3):
         assert stalled.enqueue_request(Request(f"{page}{number}/"))
