@@ -313,8 +313,8 @@ def test_a_malformed_parser_is_refused_when_loaded(boxed_model, tmp_path: Path, 
 def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
     """A story in a class-less wrapper under ``div#main``, with story highlights before it
     (a class-less list under ``div#highlights``, which one reader keeps) and, inside it, a
-    date line, a byline (a wire story's with how long ago it was filed), a slideshow caption
-    and a one-link line the readers split on."""
+    date line, a byline (a wire story's with how long ago it was filed), a slideshow caption,
+    a one-link line, a copyright line and a comment count the readers split on."""
     rng = random.Random(number)
     story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
     highlights = [f"highlight{number} {sentence(rng, 9)}" for _ in range(3)]
@@ -325,6 +325,8 @@ def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
         else f"By JANE SMITH{number}, Associated Press Writer {number + 1} hours, 5 minutes ago",
         f"The pier{number} at dawn, seen from the ferry",
         f"RELATED: Ferry fares{number} rise again",
+        f"© 2012 The Harbour Times{number}. All rights reserved.",
+        f"{number + 3} Comments",
     ]
     html = (
         "<html><body><div class='nav'><a href='/'>Home</a> <a href='/a'>Archive</a></div>"
@@ -333,7 +335,7 @@ def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
         + f"</ul></div><div><div><p>{junk[0]}</p><p>{junk[1]}</p><p>{story[0]}</p>"
         f"<div class='slideshow-cap'>{junk[2]}</div><p>{story[1]}</p>"
         f"<p>RELATED: <a href='/r/{number}'>Ferry fares{number} rise again</a></p>"
-        f"<p>{story[2]}</p></div></div></div>"
+        f"<p>{story[2]}</p><p>{junk[4]}</p><div>{junk[5]}</div></div></div></div>"
         f"<div><p>Most read story{number + 1} {sentence(rng, 15)}</p></div></body></html>"
     )
     text, noisy = "\n\n".join(story), "\n\n".join([*junk, *story])
@@ -349,7 +351,7 @@ def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
 
 def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_story_in() -> None:
     items = [kinds_item(number) for number in range(6)]
-    content = [(page, index) for page in range(6) for index in range(7)]
+    content = [(page, index) for page in range(6) for index in range(9)]
     rules = ExtractionRules().fit([item for item, *_ in items], content)
     assert [part.css for part in rules.containers] == ["div#main > div > div"]
     assert rules.usable, rules.read_by_arbiter
@@ -368,8 +370,8 @@ def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_st
     markup = {(p.css, p.why) for p in rules.parts_ if p.kind == "markup" and p.pages == 6}
     assert {("div.slideshow-cap", "by its markup: a caption")} | {
         ("p", f"by its markup: {kind}")
-        for kind in ("a date line", "a byline", "a line of one link")
-    } <= markup
+        for kind in ("a date line", "a byline", "a line of one link", "a copyright line")
+    } | {("div", "by its markup: a comment count")} <= markup
 
 
 def list_page(number: int, listed: str) -> tuple[dict, list[str]]:
@@ -420,11 +422,14 @@ def test_show_prints_the_summary_and_the_kinds_left_out_with_their_evidence(
     boxed_model: SiteModel,
 ) -> None:
     items = [kinds_item(number) for number in range(6)]
-    content = [(page, index) for page in range(6) for index in range(7)]
+    content = [(page, index) for page in range(6) for index in range(9)]
     model = copy.deepcopy(boxed_model)
     model.rules_ = ExtractionRules().fit([item for item, *_ in items], content)
     lines = list(parser_lines(model, "quay.example"))
     summary = [line for line in lines if line.split()[:2] == ["summary", "div#highlights"]]
     assert summary and "story highlights right before the story; 6 pages" in summary[0], lines
-    for kind in ("a caption", "a date line", "a byline", "a line of one link"):
+    for kind in (
+        "a caption", "a date line", "a byline", "a line of one link", "a copyright line",
+        "a comment count",
+    ):  # fmt: skip
         assert any(f"(by its markup: {kind}; 6 pages" in line for line in lines), (kind, lines)

@@ -117,6 +117,17 @@ MAX_BYLINE_AGE_WORDS = 5
 BYLINE_AGE = re.compile(
     r"(?:,?\s*\d+\s+(?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?))+\s+ago\W*$", re.I
 )
+# The page's copyright notice ("© 2012 CBS Interactive Inc. All Rights Reserved. This
+# material may not be published...") and the count of its comments ("26 Comments +").
+COPYRIGHT_LEAD = re.compile(r"^\W*(?:©|\(c\)|copyright\b)", re.I)
+COPYRIGHT_YEAR = re.compile(r"^\W*(?:©|\(c\)|copyright\s*(?:©|\(c\))?)\s*(?:19|20)\d\d\b", re.I)
+MAX_COPYRIGHT_WORDS = 40
+COMMENT_COUNT = re.compile(
+    r"^\W*(?:\d+\s+(?:comments?|kommentare?|commentaires?|comentarios?)|"
+    r"(?:comments?|kommentare?)\s*\(\d+\))\W*$",
+    re.I,
+)
+MAX_COMMENT_COUNT_WORDS = 4
 ONE_LINK_TAGS = frozenset({"p", "div", "h3", "h4", "h5", "h6", "strong"})
 MAX_ONE_LINK_WORDS = 30
 _DIGITS = re.compile(r"\d")
@@ -374,6 +385,14 @@ def _line_kind(tag: str, text: str, words: int, links: int, link_words: int) -> 
         and link_words >= LINK_LIST_SHARE * words
     ):
         return "a line of one link"
+    if (
+        words <= MAX_COPYRIGHT_WORDS
+        and COPYRIGHT_LEAD.match(text)
+        and (COPYRIGHT_YEAR.match(text) or "rights reserved" in text.lower())
+    ):
+        return "a copyright line"
+    if words <= MAX_COMMENT_COUNT_WORDS and COMMENT_COUNT.match(text):
+        return "a comment count"
     return ""
 
 
@@ -964,7 +983,16 @@ KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view 
 # of its words over all its roles, on two pages or more, the site keeps the kind in every
 # element of its tags (the gold of a blog that keeps its ``wp-caption`` boxes; each box
 # variant, ``alignright`` or ``aligncenter``, on a page or two).
-SHAPE_KINDS = frozenset({"a caption", "a date line", "a byline", "a line of one link"})
+SHAPE_KINDS = frozenset(
+    {
+        "a caption",
+        "a date line",
+        "a byline",
+        "a line of one link",
+        "a copyright line",
+        "a comment count",
+    }
+)
 SHAPE_KEPT_SHARE = 0.5
 
 

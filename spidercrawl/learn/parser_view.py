@@ -50,7 +50,8 @@ def _rule_lines(rules: ExtractionRules | None) -> Iterator[str]:
         yield f"  {label:<14} {line}"
     yield (
         "  never kept     figures, captions, asides, forms, embedded posts, lists of links, "
-        "contact lines, date lines, bylines and one-link lines (by their markup)"
+        "contact lines, date lines, bylines, one-link lines, copyright lines and comment "
+        "counts (by their markup)"
     )
     if rules.read_by_arbiter:
         yield f"  served         by the arbiter: {rules.read_by_arbiter}"
