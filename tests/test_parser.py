@@ -418,6 +418,34 @@ def test_one_pages_list_the_readers_leave_out_does_not_take_every_list_of_the_la
     assert result.text.split("\n\n") == story
 
 
+def test_a_copyright_line_is_left_out_even_where_every_reader_keeps_it() -> None:
+    """A wire story's copyright notice at the end of the story, which the readers keep:
+    the page's text, never its story."""
+
+    def page(number: int) -> dict:
+        rng = random.Random(number)
+        story = [f"wire{number} {sentence(rng, 30)}" for _ in range(3)]
+        notice = f"© Copyright {2000 + number} Wires{number}. All rights reserved."
+        html = (
+            "<html><body><div class='menu'><a href='/'>Home</a></div><div class='story'>"
+            + "".join(f"<p>{line}</p>" for line in [*story, notice])
+            + "</div><footer><p>(c) The Paper</p></footer></body></html>"
+        )
+        text = "\n\n".join([*story, notice])
+        return {
+            "rendered_html": html,
+            "texts": [{"text": [line]} for line in [*story, notice]],
+            CONSENSUS_FIELD: ConsensusArticle(text, 0.9, [text] * 3).as_field(),
+        }
+
+    rules = ExtractionRules().fit(
+        [page(n) for n in range(6)], [(p, i) for p in range(6) for i in range(4)]
+    )
+    assert rules.usable, rules.read_by_arbiter
+    result = rules.extract(raw_document(page(40)["rendered_html"]))
+    assert result.text.startswith("wire40") and "Copyright" not in result.text
+
+
 def test_show_prints_the_summary_and_the_kinds_left_out_with_their_evidence(
     boxed_model: SiteModel,
 ) -> None:

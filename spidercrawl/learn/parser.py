@@ -983,16 +983,10 @@ KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view 
 # of its words over all its roles, on two pages or more, the site keeps the kind in every
 # element of its tags (the gold of a blog that keeps its ``wp-caption`` boxes; each box
 # variant, ``alignright`` or ``aligncenter``, on a page or two).
-SHAPE_KINDS = frozenset(
-    {
-        "a caption",
-        "a date line",
-        "a byline",
-        "a line of one link",
-        "a copyright line",
-        "a comment count",
-    }
-)
+SHAPE_KINDS = frozenset({"a caption", "a date line", "a byline", "a line of one link"})
+# Kinds left out whatever the vote: readers that keep a wire story's copyright notice keep
+# it as the page's text, never as its story.
+ALWAYS_OUT_KINDS = frozenset({"a copyright line", "a comment count"})
 SHAPE_KEPT_SHARE = 0.5
 
 
@@ -1027,7 +1021,9 @@ def _markup_parts(
     ranked = sorted(seen.items(), key=lambda item: -item[1][2])[:MAX_MARKUP_PARTS]
     parts = [
         ParserPart(
-            "kept" if on >= 2 and counted and kept >= KEPT_SHARE * counted else "markup",
+            "kept"
+            if on >= 2 and counted and kept >= KEPT_SHARE * counted and why not in ALWAYS_OUT_KINDS
+            else "markup",
             part.steps,
             pages=on,
             kept_share=round(kept / counted, 3) if counted else 0.0,
