@@ -121,7 +121,7 @@ BYLINE_AGE = re.compile(
 # material may not be published...") and the count of its comments ("26 Comments +").
 COPYRIGHT_LEAD = re.compile(r"^\W*(?:©|\(c\)|copyright\b)", re.I)
 COPYRIGHT_YEAR = re.compile(r"^\W*(?:©|\(c\)|copyright\s*(?:©|\(c\))?)\s*(?:19|20)\d\d\b", re.I)
-MAX_COPYRIGHT_WORDS = 40
+MAX_COPYRIGHT_WORDS = 80  # a wire service's notice runs to 40-60 words
 COMMENT_COUNT = re.compile(
     r"^\W*(?:\d+\s+(?:comments?|kommentare?|commentaires?|comentarios?)|"
     r"(?:comments?|kommentare?)\s*\(\d+\))\W*$",
