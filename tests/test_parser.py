@@ -396,13 +396,18 @@ def list_page(number: int, listed: str) -> tuple[dict, list[str]]:
         "<footer><p>(c) The Blog</p></footer></body></html>"
     )
     kept = [*story[:2], *lines, *story[2:]] if listed == "story" else story
+    return agreed_item(html, [*story, *lines], kept), kept
+
+
+def agreed_item(html: str, blocks: list[str], kept: list[str]) -> dict:
+    """The page item of ``html`` with its blocks' texts, whose three readers all keep the
+    lines ``kept``."""
     text = "\n\n".join(kept)
-    item = {
+    return {
         "rendered_html": html,
-        "texts": [{"text": [line]} for line in [*story, *lines]],
+        "texts": [{"text": [line]} for line in blocks],
         CONSENSUS_FIELD: ConsensusArticle(text, 0.9, [text] * 3).as_field(),
     }
-    return item, kept
 
 
 def test_one_pages_list_the_readers_leave_out_does_not_take_every_list_of_the_layout() -> None:
@@ -431,12 +436,7 @@ def test_a_copyright_line_is_left_out_even_where_every_reader_keeps_it() -> None
             + "".join(f"<p>{line}</p>" for line in [*story, notice])
             + "</div><footer><p>(c) The Paper</p></footer></body></html>"
         )
-        text = "\n\n".join([*story, notice])
-        return {
-            "rendered_html": html,
-            "texts": [{"text": [line]} for line in [*story, notice]],
-            CONSENSUS_FIELD: ConsensusArticle(text, 0.9, [text] * 3).as_field(),
-        }
+        return agreed_item(html, [*story, notice], [*story, notice])
 
     rules = ExtractionRules().fit(
         [page(n) for n in range(6)], [(p, i) for p in range(6) for i in range(4)]

@@ -53,15 +53,11 @@ class RawHtmlMiddleware:
             return response
         if response.status >= 400 or not isinstance(response, TextResponse):
             return response  # an error page or a download: the browser would get it too
-        text, encoding = decode_html(response.body, _content_type(response))
+        content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
+        text, encoding = decode_html(response.body, content_type)
         meta = {**request.meta, "render": True, "raw_html": text, "raw_encoding": encoding}
         meta.pop("raw_first")
         return request.replace(meta=meta, dont_filter=True, priority=request.priority + 1)
-
-
-def _content_type(response: Response) -> str | None:
-    value = response.headers.get(b"Content-Type")
-    return value.decode("latin-1") if value else None
 
 
 # Headers of the kept body that no longer describe it (it is kept decoded, as text).

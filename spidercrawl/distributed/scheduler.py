@@ -323,7 +323,7 @@ class ReliableScheduler(Scheduler):
         recovered = 0
         for raw in self.server.smembers(f"{self.prefix}:workers"):
             other = as_text(raw)
-            if other == self.worker or self.server.exists(f"{self.prefix}:worker:{other}"):
+            if other == self.worker:
                 continue
             held = self.take_over_script(
                 keys=[
