@@ -317,7 +317,7 @@ def test_a_request_stays_in_flight_until_its_page_and_those_it_replaced_are_done
 def test_a_worker_taken_for_dead_after_a_stall_loses_nothing_when_it_dies(redis_url) -> None:
     """A worker whose heartbeat lapsed in a stall (a blocked step, a paused machine) had its
     requests put back and was struck off the workers; it went on taking requests, and when
-    it died those were never put back (a CI run lost 8 articles of 30 so)."""
+    it died those were never put back."""
     import redis
     from scrapy import Request
 

@@ -59,8 +59,8 @@ CONTAINER_TAGS = frozenset(
 )
 EXCLUSION_COST = 0.005  # summed page F1 a selector must gain
 # An exclusion that names its elements by tag alone (``div.body > ul``: every list of the
-# story) must gain on this many pages: one page's list of links the vote left out took the
-# story's lists off every page of its layout.
+# story) must gain on this many pages: one page's list of links the vote leaves out is no
+# evidence against every list of the story.
 MIN_BARE_EXCLUSION_PAGES = 2
 MAX_TEMPLATE_LINES = 200  # the site's template lines a parser keeps to leave out
 MAX_TEMPLATE_LINE = 300  # characters
