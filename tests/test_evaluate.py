@@ -242,6 +242,30 @@ def test_the_cold_start_without_a_browser_takes_the_article_the_three_agree_on()
     assert "Copyright" not in text
 
 
+def test_extract_html_is_scored_in_the_convention_of_each_datasets_gold(tmp_path: Path) -> None:
+    """``raw-consensus`` (``extract_html``, a page method that crawls nothing) follows the
+    dataset's headline convention, read from the snapshot's own titles: against gold
+    texts of the article body alone, its text is scored without the headline, as the site
+    methods' is, and reads exactly the gold."""
+    sentence = "The harbour council voted on the budget for the coming year after a long debate."
+    paragraphs = [f"{sentence} Item {n}." for n in range(8)]
+    for dataset, gold_headline in (("with", True), ("body", False)):
+        site = tmp_path / "sets" / dataset / "harbour.example"
+        (site / "pages").mkdir(parents=True)
+        (site / "gold").mkdir()
+        (site / "index.tsv").write_text("000\thttps://harbour.example/budget\n", "utf-8")
+        html = ARTICLE.format(paragraphs="".join(f"<p>{p}</p>" for p in paragraphs))
+        (site / "pages" / "000.html").write_text(html, "utf-8")
+        gold = ["Harbour council passes the budget"] * gold_headline + paragraphs
+        (site / "gold" / "000.txt").write_text("\n".join(gold), "utf-8")
+    out = tmp_path / "out"
+    proc = evaluate(tmp_path / "sets", out, "--methods", "raw-consensus", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "body: our text scored without the headline" in proc.stderr
+    rows = {r["dataset"]: r for r in csv.DictReader((out / "pages.csv").open())}
+    assert float(rows["with"]["f1"]) == 1.0 and float(rows["body"]["f1"]) == 1.0
+
+
 CHAOS = PROJECT_ROOT.parent / "shared" / "ziyan-spider" / "chaos"
 
 
@@ -275,7 +299,7 @@ def test_our_text_is_scored_in_the_convention_of_each_datasets_gold(tmp_path: Pa
     with the page's title (a date line may come first), without it where they give the
     article body only; ``in``/``out`` force it. A dataset with no titled page to tell
     keeps the product's default."""
-    from spidercrawl.evaluate.__main__ import headline_conventions
+    from spidercrawl.evaluate.__main__ import crawled_titles, headline_conventions
     from spidercrawl.evaluate.site_methods import SiteJob
 
     titles = ["Council passes harbour budget - Harbour Times", "Council passes harbour budget"]
@@ -295,12 +319,12 @@ def test_our_text_is_scored_in_the_convention_of_each_datasets_gold(tmp_path: Pa
             (site / "gold" / f"{number}.txt").write_text(gold, "utf-8")
             pages[str(number)] = {"titles": [] if dataset == "untitled" else titles}
         jobs.append(SiteJob("unseen", dataset, "example.test", str(site), pages, list(pages)))
-    auto = headline_conventions(jobs, "auto")
+    auto = headline_conventions(crawled_titles(jobs), "auto")
     assert auto["cleaneval-like"].headline_in_text and auto["dated"].headline_in_text
     assert not auto["body-only"].headline_in_text
     assert auto["body-only"].summary()["gold_share_with_headline"] == 0.0
     assert auto["untitled"].headline_in_text and auto["untitled"].pages == 0
-    forced = headline_conventions(jobs, "out")
+    forced = headline_conventions(crawled_titles(jobs), "out")
     assert not any(c.headline_in_text for c in forced.values())
     assert {c.chosen_by for c in forced.values()} == {"--headline"}
 

@@ -15,15 +15,18 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 
 from spidercrawl import settings as crawl_settings
+from spidercrawl.capture.static import static_capture
+from spidercrawl.document.html import decode_html
 from spidercrawl.evaluate import report
 from spidercrawl.evaluate.conventions import HeadlineConvention, headline_convention
 from spidercrawl.evaluate.crawl import crawl_snapshot, crawl_snapshots
 from spidercrawl.evaluate.methods import (
+    HEADLINE_METHODS,
     SITE_METHODS,
     MethodUnavailableError,
     check_page_method,
@@ -147,19 +150,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def headline_conventions(jobs: list[SiteJob], choice: str) -> dict[str, HeadlineConvention]:
+def headline_conventions(
+    rows: Mapping[str, Iterable[tuple[str | None, list[str]]]], choice: str
+) -> dict[str, HeadlineConvention]:
     """Per dataset, whether our article text is scored with the headline: as most of its
     gold texts have it (``choice`` "auto"), or as ``--headline`` says
-    (:mod:`spidercrawl.evaluate.conventions`)."""
+    (:mod:`spidercrawl.evaluate.conventions`). ``rows``: dataset -> its pages' (gold text,
+    metadata titles)."""
     forced = {"in": True, "out": False}.get(choice)
-    pages: dict[str, list[tuple[str | None, list[str]]]] = {job.dataset: [] for job in jobs}
-    for job in jobs:
-        gold = Path(job.site_root) / "gold"
-        for page_id, page in job.pages.items():
-            pages[job.dataset].append(
-                (read_gold(gold / f"{page_id}.txt"), page.get("titles") or [])
-            )
-    conventions = {dataset: headline_convention(rows, forced) for dataset, rows in pages.items()}
+    conventions = {dataset: headline_convention(pages, forced) for dataset, pages in rows.items()}
     for dataset, convention in sorted(conventions.items()):
         logger.info(
             "%s: our text scored %s the headline (%s; %d of %d gold texts open with it)",
@@ -168,6 +167,30 @@ def headline_conventions(jobs: list[SiteJob], choice: str) -> dict[str, Headline
             convention.with_headline, convention.pages,
         )  # fmt: skip
     return conventions
+
+
+def crawled_titles(jobs: list[SiteJob]) -> dict[str, list[tuple[str | None, list[str]]]]:
+    """Each dataset's pages' (gold text, titles as the crawl captured them)."""
+    rows: dict[str, list[tuple[str | None, list[str]]]] = {job.dataset: [] for job in jobs}
+    for job in jobs:
+        gold = Path(job.site_root) / "gold"
+        for page_id, page in job.pages.items():
+            rows[job.dataset].append((read_gold(gold / f"{page_id}.txt"), page.get("titles") or []))
+    return rows
+
+
+def snapshot_titles(sites: list[EvaluationSite]) -> dict[str, list[tuple[str | None, list[str]]]]:
+    """Each dataset's pages' (gold text, titles read from the snapshot's HTML): for a run of
+    page methods alone, which crawls nothing."""
+    rows: dict[str, list[tuple[str | None, list[str]]]] = {site.dataset: [] for site in sites}
+    for site in sites:
+        for page_id in site.snapshot.page_ids:
+            gold = read_gold(site.snapshot.gold_path(page_id))
+            if gold is None:
+                continue
+            html = (site.snapshot.root / "pages" / f"{page_id}.html").read_bytes()
+            rows[site.dataset].append((gold, static_capture(decode_html(html)[0], "")["titles"]))
+    return rows
 
 
 def run_site_method(
@@ -214,7 +237,7 @@ def run_site_method(
             )
         )
     if not conventions:
-        conventions.update(headline_conventions(jobs, args.headline))
+        conventions.update(headline_conventions(crawled_titles(jobs), args.headline))
     for job in jobs:
         job.headline_in_text = conventions[job.dataset].headline_in_text
     block_constants: dict[str, dict] = {}  # unseen: per dataset, chosen on the others
@@ -433,7 +456,10 @@ def main(argv: list[str] | None = None) -> int:
             logger.warning("Skipping %s: %s", method, error)
             continue
         method_started = time.monotonic()
-        records.extend(run_page_method(method, sites, args.jobs))
+        if method in HEADLINE_METHODS and not conventions:
+            conventions.update(headline_conventions(snapshot_titles(sites), args.headline))
+        headline = {dataset: c.headline_in_text for dataset, c in conventions.items()}
+        records.extend(run_page_method(method, sites, args.jobs, headline))
         logger.info("%s done in %.1f s", method, time.monotonic() - method_started)
 
     if args.train_pages:

@@ -67,14 +67,14 @@ def _trafilatura_metadata() -> PageExtractor:
     return extract
 
 
-def _raw_consensus() -> PageExtractor:
+def _raw_consensus(headline_in_text: bool = True) -> PageExtractor:
     """``spidercrawl.extract_html`` without a site model, as users call it: the extraction
     chain's readers of raw HTML (text density, readability-lxml, trafilatura) and the
     arbiter's choice among them (:mod:`spidercrawl.extract.decision`), the article item's
-    text (headline first)."""
+    text, headline first unless ``headline_in_text`` is False."""
     from spidercrawl.extract.api import extract_html
 
-    return lambda html: extract_html(html)["text"]
+    return lambda html: extract_html(html, headline_in_text=headline_in_text)["text"]
 
 
 def _justext() -> PageExtractor:
@@ -110,6 +110,9 @@ _PAGE_METHODS: dict[str, tuple[str | None, Callable[[], PageExtractor]]] = {
     "justext": ("justext", _justext),
     "boilerpy3": ("boilerpy3", _boilerpy3),
 }
+# Our article items among the page methods: their text follows the dataset's headline
+# convention, as the site methods' does (:mod:`spidercrawl.evaluate.conventions`).
+HEADLINE_METHODS: dict[str, Callable[[bool], PageExtractor]] = {"raw-consensus": _raw_consensus}
 # Other projects' extractors, scored beside ours (the report's collapses compare with them).
 PEERS = ("trafilatura", "trafilatura-metadata", "readability-lxml", "justext", "boilerpy3")
 # Methods that need a whole site (a crawl and a model), run by the site-method runner.
@@ -142,6 +145,10 @@ def check_site_method(name: str, models: Path | None = None) -> None:
             )
 
 
-def page_extractor(name: str) -> PageExtractor:
+def page_extractor(name: str, headline_in_text: bool = True) -> PageExtractor:
+    """The page method ``name``; ``headline_in_text`` is for our article items (a peer's
+    text is as its library gives it)."""
     check_page_method(name)
+    if name in HEADLINE_METHODS:
+        return HEADLINE_METHODS[name](headline_in_text)
     return _PAGE_METHODS[name][1]()

@@ -13,7 +13,7 @@ import logging
 import multiprocessing
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
@@ -41,6 +41,7 @@ class PageTask:
     page_id: str
     html_path: str
     gold_path: str
+    headline_in_text: bool = True  # our article text's convention (the dataset's gold's)
 
 
 @dataclass
@@ -138,7 +139,11 @@ def find_sites(dataset_dir: Path, only: Iterable[str] = ()) -> list[EvaluationSi
     return sites
 
 
-def page_tasks(method: str, sites: Iterable[EvaluationSite]) -> list[PageTask]:
+def page_tasks(
+    method: str, sites: Iterable[EvaluationSite], headline: Mapping[str, bool] | None = None
+) -> list[PageTask]:
+    """One task a page; ``headline``: dataset -> whether our text opens with the headline."""
+    headline = headline or {}
     return [
         PageTask(
             method,
@@ -147,13 +152,14 @@ def page_tasks(method: str, sites: Iterable[EvaluationSite]) -> list[PageTask]:
             page_id,
             str(site.snapshot.root / "pages" / f"{page_id}.html"),
             str(site.snapshot.gold_path(page_id)),
+            headline.get(site.dataset, True),
         )
         for site in sites
         for page_id in site.snapshot.page_ids
     ]
 
 
-_extractors: dict[str, PageExtractor] = {}  # per worker process
+_extractors: dict[tuple[str, bool], PageExtractor] = {}  # per worker process
 
 
 def score_record(record: PageRecord, text: str | None, gold: str | None) -> PageRecord:
@@ -172,9 +178,10 @@ def run_page_task(task: PageTask) -> PageRecord:
         return score_record(record, None, None)
     try:
         html = Path(task.html_path).read_bytes()
-        extractor = _extractors.get(task.method)
+        key = (task.method, task.headline_in_text)
+        extractor = _extractors.get(key)
         if extractor is None:
-            extractor = _extractors[task.method] = page_extractor(task.method)
+            extractor = _extractors[key] = page_extractor(*key)
         started = page_clock()
         text = extractor(html)
         record.seconds = page_clock() - started
@@ -235,9 +242,11 @@ def run_page_method(
     method: str,
     sites: list[EvaluationSite],
     jobs: int | None = None,
+    headline: Mapping[str, bool] | None = None,
 ) -> Iterator[PageRecord]:
-    """Run one page method over all pages of ``sites`` on ``jobs`` processes."""
-    tasks = page_tasks(method, sites)
+    """Run one page method over all pages of ``sites`` on ``jobs`` processes; ``headline``
+    as :func:`page_tasks` takes it."""
+    tasks = page_tasks(method, sites, headline)
     progress = Progress(method, len(tasks))
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1:
