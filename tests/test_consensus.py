@@ -395,6 +395,26 @@ def test_a_page_over_the_peers_size_limit_is_not_given_to_them(caplog) -> None:
     assert chain()._peer_input(short) == ("<p>a short page</p>", "")
 
 
+def test_a_page_over_the_peers_size_in_its_inline_scripts_is_read_by_them() -> None:
+    """A page of today carrying its application's state inline (megabytes of script) is
+    read by the peers without that script's content: the article is trafilatura's, not
+    text density's reading of the whole page alone."""
+    from spidercrawl.extract.api import extract_html
+
+    story = "".join(f"<p>{sentence(random.Random(n), 30)}</p>" for n in range(6))
+    state = '{"products": [' + ", ".join(['{"sku": "A1", "size": 9}'] * 200_000) + "]}"
+    html = (
+        '<html><head><meta name="viewport" content="width=device-width">'
+        f"<script>window.__STATE__ = {state};</script></head><body>"
+        '<nav><a href="/">Home</a> <a href="/shop">Shop</a></nav>'
+        f"<article><h1>Harbour plans</h1>{story}</article></body></html>"
+    )
+    assert len(html) > PEER_MAX_CHARS
+    item = extract_html(html)
+    assert "trafilatura's reading" in item["method_note"], item["method_note"]
+    assert sentence(random.Random(5), 30) in item["text"] and "sku" not in item["text"]
+
+
 def test_past_the_pages_time_budget_our_article_stands_and_says_so() -> None:
     voting = replace(SETTINGS, density_agreement=None)  # the peers would vote
     page, paragraphs = story_page(4)

@@ -3,6 +3,8 @@ hold on a plain fetch of the same page."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from spidercrawl.document.density import DensityExtractor, shows_text
@@ -13,6 +15,7 @@ from spidercrawl.document.html import (
     close_runaway_title,
     parse_html,
     parse_raw_html,
+    without_script_bodies,
 )
 from spidercrawl.learn.rules import ExtractionRules, RuleExtraction, raw_document
 
@@ -194,3 +197,25 @@ def test_scripts_styles_and_svg_are_left_out_of_the_raw_tree_but_json_ld_stays()
     assert not root.xpath("//style | //svg | //template | //script[not(@type)]")
     assert root.xpath("//p/text()") == ["The river rose in the night.", "By morning it had fallen."]
     assert static_capture(root, "http://127.0.0.1/floods")["jsonld_types"] == ["NewsArticle"]
+
+
+def test_script_and_style_bodies_are_left_out_json_ld_kept_in_one_pass() -> None:
+    """The content of scripts and styles goes, whatever the case of their tags; JSON-LD
+    stays; an element never closed keeps the rest as it was; a page of thousands of
+    unclosed ``<script`` openings is read in one bounded pass."""
+    markup = (
+        '<head><SCRIPT src="a.js">var state = {"x": 1};</Script >'
+        '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+        "<style>p { color: red }</style></head><body><p>The river rose.</p>"
+        "<script>never closed <p>kept as it was</p>"
+    )
+    assert without_script_bodies(markup) == (
+        '<head><SCRIPT src="a.js"></Script >'
+        '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+        "<style></style></head><body><p>The river rose.</p>"
+        "<script>never closed <p>kept as it was</p>"
+    )
+    hostile = "<script " + "a" * 3000 + "<script" * 200_000
+    started = time.process_time()
+    assert without_script_bodies(hostile) == hostile
+    assert time.process_time() - started < 5

@@ -92,6 +92,33 @@ def close_runaway_title(text: str) -> str:
     return f"{text[:first_tag]}</title>{text[first_tag:]}"
 
 
+# A script's or style's opening tag (read no further than the next tag's start, so a page of
+# unclosed ``<script`` openings is one pass) and the end of its content, as a parser ends it.
+_SCRIPT_OR_STYLE = re.compile(r"<(script|style)\b[^<>]{0,2000}>", re.IGNORECASE)
+_CONTENT_END = {
+    "script": re.compile(r"</script", re.IGNORECASE),
+    "style": re.compile(r"</style", re.IGNORECASE),
+}
+
+
+def without_script_bodies(markup: str) -> str:
+    """``markup`` with the content of each ``<script>`` and ``<style>`` left out, JSON-LD
+    kept: text no reader of the article reads, and most of the bytes of a page that
+    carries its application's state inline. One pass forward whatever the tags (an
+    unclosed element keeps the rest as it is)."""
+    parts: list[str] = []
+    position = 0
+    while (opening := _SCRIPT_OR_STYLE.search(markup, position)) is not None:
+        end = _CONTENT_END[opening.group(1).lower()].search(markup, opening.end())
+        if end is None:
+            break
+        kept = "ld+json" in opening.group(0).lower()
+        parts.append(markup[position : end.start() if kept else opening.end()])
+        position = end.start()
+    parts.append(markup[position:])
+    return "".join(parts)
+
+
 def _new_parser() -> lxml.html.HTMLParser:
     return lxml.html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from spidercrawl.document.captured import Page
 from spidercrawl.document.density import DensityResult
+from spidercrawl.document.html import without_script_bodies
 from spidercrawl.extract.article import SiteReaders
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.decision import (
@@ -126,16 +127,20 @@ class ExtractionChain:
 
     def _peer_input(self, page: Page) -> tuple[str, str]:
         """The raw HTML the peers read, or "" and why they cannot: no peers, a page over
-        ``PEER_MAX_CHARS`` (on which their time has no bound we set)."""
+        ``PEER_MAX_CHARS`` even without its scripts' and styles' content (on which their
+        time has no bound we set)."""
         if self.peers is None or not self.peers_on[page.plain]:
             return "", ""  # asked for none
         if not self.peers.enough:
             return "", "no peers installed"
         raw = page.get("raw_html") or (page.get("rendered_html") if page.plain else "") or ""
+        if len(raw) > PEER_MAX_CHARS:  # mostly inline scripts, often: they read none of it
+            raw = without_script_bodies(raw)
         if len(raw) > PEER_MAX_CHARS:
             logger.info(
-                "%s: %d characters of raw HTML, more than the peers read (%d): our readers "
-                "alone decide", page.get("url"), len(raw), PEER_MAX_CHARS,
+                "%s: %d characters of raw HTML without its scripts and styles, more than "
+                "the peers read (%d): our readers alone decide",
+                page.get("url"), len(raw), PEER_MAX_CHARS,
             )  # fmt: skip
             return "", "raw HTML over the peers' size"
         return raw, ""
