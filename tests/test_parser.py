@@ -11,13 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import lxml.html
 import pytest
 
 from spidercrawl.document.selectors import Step
 from spidercrawl.learn import model_file
 from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
 from spidercrawl.learn.model import MODEL_FILE, LearningError, SiteModel, _stored_classes
-from spidercrawl.learn.parser import ParserPart
+from spidercrawl.learn.parser import ParserPart, dropped_kinds
 from spidercrawl.learn.parser_view import parser_lines
 from spidercrawl.learn.rules import ExtractionRules, raw_document
 from tests.test_fallbacks import FOOTER, NAV, PageBuilder, sentence
@@ -444,6 +445,39 @@ def test_a_copyright_line_is_left_out_even_where_every_reader_keeps_it() -> None
     assert rules.usable, rules.read_by_arbiter
     result = rules.extract(raw_document(page(40)["rendered_html"]))
     assert result.text.startswith("wire40") and "Copyright" not in result.text
+
+
+def test_an_inline_element_on_a_line_of_its_own_is_judged_as_a_paragraph() -> None:
+    """A notice set as a ``<span>`` between the story's blocks (a comment and an empty
+    anchor beside it) shows as a line of its own: a copyright line, left out by the
+    parser learned from pages where the readers keep it; the same words inside a
+    paragraph's text are no line of their own."""
+
+    def page(number: int) -> dict:
+        rng = random.Random(number)
+        story = [f"wire{number} {sentence(rng, 30)}" for _ in range(3)]
+        notice = f"© {2000 + number} Wires Interactive Inc. All Rights Reserved."
+        html = (
+            "<html><body><div class='menu'><a href='/'>Home</a></div><div class='story'>"
+            "<div class='text'>"
+            + "".join(f"<p>{line}</p>" for line in story)
+            + f"</div> <span class='stamp'>{notice}</span> <!-- end --> <a name='c'></a>"
+            + "</div></body></html>"
+        )
+        return agreed_item(html, [*story, notice], [*story, notice])
+
+    rules = ExtractionRules().fit(
+        [page(n) for n in range(6)], [(p, i) for p in range(6) for i in range(4)]
+    )
+    assert rules.usable, rules.read_by_arbiter
+    result = rules.extract(raw_document(page(40)["rendered_html"]))
+    assert result.text.startswith("wire40") and "Rights Reserved" not in result.text
+    inside = lxml.html.fromstring(
+        "<div><p>Filed at <span>© 2012 Wires Inc. All Rights Reserved.</span> today</p>"
+        "<div>x</div> <span>© 2012 Wires Inc. All Rights Reserved.</span><br></div>"
+    )
+    assert list(dropped_kinds(inside).values()) == ["a copyright line"]
+    assert next(iter(dropped_kinds(inside))).getparent() is inside
 
 
 def test_show_prints_the_summary_and_the_kinds_left_out_with_their_evidence(

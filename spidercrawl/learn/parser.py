@@ -129,6 +129,8 @@ COMMENT_COUNT = re.compile(
 )
 MAX_COMMENT_COUNT_WORDS = 4
 ONE_LINK_TAGS = frozenset({"p", "div", "h3", "h4", "h5", "h6", "strong"})
+# Inline elements a page sets on a line of their own between blocks, as a paragraph.
+INLINE_LINE_TAGS = frozenset({"span", "small", "font", "strong", "b", "em", "i"})
 MAX_ONE_LINK_WORDS = 30
 _DIGITS = re.compile(r"\d")
 _XML_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
@@ -355,12 +357,48 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
         return "a contact line"
     if 0 < words <= MAX_CAPTION_WORDS and CAPTION_CLASS.search(element.get("class") or ""):
         return "a caption"
-    if tag not in BLOCK_TAGS or has_blocks or not words:
+    if (tag not in BLOCK_TAGS and not _on_a_line_of_its_own(element)) or has_blocks or not words:
         return ""
     text = " ".join(" ".join(element.itertext()).split())
     return _line_kind(
         tag, text, words, counts.links.get(element, 0), counts.link_words.get(element, 0)
     )
+
+
+def _on_a_line_of_its_own(element: lxml.html.HtmlElement) -> bool:
+    """Whether an inline element stands between blocks (or line breaks) with no text
+    beside it, so that a browser shows it as a line of its own, as it shows a paragraph
+    (``<div class="story">...</div><span>© 2012 ...</span>``); an element that shows no
+    text (an anchor, a comment) stands nowhere."""
+    parent = element.getparent()
+    if element.tag not in INLINE_LINE_TAGS or parent is None:
+        return False
+    beside = [element.tail or ""]  # the text between it and its neighbouring elements
+    before = after = None
+    for sibling in element.itersiblings(preceding=True):
+        if _shows_itself(sibling):
+            before = sibling
+            break
+        beside.append(sibling.tail or "")  # a comment's or an empty anchor's tail
+    beside.append(before.tail or "" if before is not None else parent.text or "")
+    for sibling in element.itersiblings():
+        if _shows_itself(sibling):
+            after = sibling
+            break
+        beside.append(sibling.tail or "")
+    neighbours = [n for n in (before, after) if n is not None]
+    return (
+        bool(neighbours)
+        and all(n.tag in BLOCK_TAGS for n in neighbours)
+        and not "".join(beside).strip()
+    )
+
+
+def _shows_itself(sibling: lxml.html.HtmlElement) -> bool:
+    """A block, or an element with text: what a line is set between."""
+    if not isinstance(sibling.tag, str):
+        return False
+    return sibling.tag in BLOCK_TAGS or any(text.strip() for text in sibling.itertext())
 
 
 def _line_kind(tag: str, text: str, words: int, links: int, link_words: int) -> str:
