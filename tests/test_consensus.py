@@ -120,6 +120,27 @@ def test_the_readability_peers_clean_gives_readabilitys_own_text() -> None:
         assert readability_clean(text) == clean(text), repr(text)
 
 
+def test_the_in_place_cleaner_cleans_as_lxmls_cleaner_cleans_a_copy() -> None:
+    """The cleaner our readability reader swaps in leaves the tree it cleans as lxml's
+    ``clean_html`` leaves its copy, and gives markup to lxml's own."""
+    import lxml.html
+    from readability.cleaners import html_cleaner
+
+    from spidercrawl.extract.readers import InPlaceCleaner
+
+    raw = (
+        "<html><head><style>p{}</style><script>x()</script></head><body><!-- note -->"
+        "<p onclick='go()'>Kept <a href='javascript:open()'>text</a></p>"
+        "<?pi here?><link rel='stylesheet' href='a.css'><p>More</p></body></html>"
+    )
+    tree = lxml.html.document_fromstring(raw)
+    expected = lxml.html.tostring(html_cleaner.clean_html(tree))
+    assert lxml.html.tostring(tree) != expected  # lxml cleaned a copy
+    cleaned = InPlaceCleaner(html_cleaner).clean_html(tree)
+    assert cleaned is tree and lxml.html.tostring(tree) == expected
+    assert InPlaceCleaner(html_cleaner).clean_html(raw) == html_cleaner.clean_html(raw)
+
+
 def test_the_readability_peer_puts_cells_and_nested_items_on_lines_of_their_own() -> None:
     """Table cells and a list inside a list item are not glued to their neighbours' words,
     and a control character in a paragraph (text lxml reads but will not write) costs the

@@ -179,6 +179,22 @@ def test_deep_markup_of_few_tags_goes_to_lexbor_uncounted_and_keeps_its_text() -
     assert len(list(text.getparent().iterancestors())) < MAX_DEPTH
 
 
+def test_each_page_is_flattened_by_its_own_depth_though_one_parser_reads_them_all(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The parser used again page after page flattens a page nested deeper than libxml2
+    reads, and not the page after it: the depth check reads that page's errors alone."""
+    deep = "<html><body>" + "<div>" * 3000 + "deep text" + "</div>" * 3000 + "</body></html>"
+    shallow = "<html><body><div><p>shallow text</p></div></body></html>"
+    for page, flattened in ((deep, True), (shallow, False), (deep, True), (shallow, False)):
+        caplog.clear()
+        with caplog.at_level("INFO", logger="spidercrawl.document.html"):
+            root = parse_html(page)
+        assert ("nested deeper" in caplog.text) is flattened
+        assert max(len(list(element.iterancestors())) for element in root.iter()) < MAX_DEPTH
+        assert ("deep text" if flattened else "shallow text") in root.text_content()
+
+
 def test_scripts_styles_and_svg_are_left_out_of_the_raw_tree_but_json_ld_stays() -> None:
     """What no reader of the raw tree looks at is removed before libxml2 reads it again;
     JSON-LD (the article's metadata) stays, and nested SVG and templates (inner ones

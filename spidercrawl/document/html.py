@@ -20,6 +20,7 @@ from __future__ import annotations
 import html.parser
 import logging
 import re
+import threading
 from collections.abc import Callable
 
 import lxml.etree
@@ -119,8 +120,19 @@ def without_script_bodies(markup: str) -> str:
     return "".join(parts)
 
 
-def _new_parser() -> lxml.html.HTMLParser:
-    return lxml.html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+# One parser a thread, used page after page: a parser makes libxml2's parser context on its
+# first parse, and a new parser for every page paid for that every time. lxml's parsers
+# must not be shared between threads; a parser's error log holds its last parse's errors
+# only, which is what the depth check reads.
+_parsers = threading.local()
+
+
+def _thread_parser() -> lxml.html.HTMLParser:
+    parser = getattr(_parsers, "parser", None)
+    if parser is None:
+        parser = lxml.html.HTMLParser(huge_tree=True, remove_comments=True, remove_pis=True)
+        _parsers.parser = parser
+    return parser
 
 
 def parse_html(markup: str | bytes, content_type: str | None = None) -> lxml.html.HtmlElement:
@@ -133,7 +145,7 @@ def parse_html(markup: str | bytes, content_type: str | None = None) -> lxml.htm
     text = close_runaway_title(text)
     if not text.strip():
         raise UnusableDocumentError("empty document")
-    parser = _new_parser()
+    parser = _thread_parser()
     try:
         root = lxml.html.document_fromstring(text, parser=parser)
     except (lxml.etree.ParserError, ValueError) as error:
@@ -292,7 +304,7 @@ def _flattened(text: str) -> str:
 
 def _parse_depth_capped(text: str) -> lxml.html.HtmlElement:
     # Round-trip through lxml so the result is an ordinary HtmlElement tree with a <body>.
-    return lxml.html.document_fromstring(_flattened(text), parser=_new_parser())
+    return lxml.html.document_fromstring(_flattened(text), parser=_thread_parser())
 
 
 # A tag: its slash, name and, before the ``>``, a slash that closes it itself. Its
