@@ -9,6 +9,7 @@ import copy
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import lxml.html
@@ -424,27 +425,40 @@ def test_one_pages_list_the_readers_leave_out_does_not_take_every_list_of_the_la
     assert result.text.split("\n\n") == story
 
 
+def wire_story(number: int, notice: str, markup: Callable[[list[str], str], str]) -> dict:
+    """A wire story's page: three paragraphs and its ``notice`` set by ``markup``, which
+    every reader keeps."""
+    rng = random.Random(number)
+    story = [f"wire{number} {sentence(rng, 30)}" for _ in range(3)]
+    html = (
+        "<html><body><div class='menu'><a href='/'>Home</a></div><div class='story'>"
+        + markup(story, notice)
+        + "</div><footer><p>(c) The Paper</p></footer></body></html>"
+    )
+    return agreed_item(html, [*story, notice], [*story, notice])
+
+
+def text_of_a_new_page(page: Callable[[int], dict]) -> str:
+    """The article of a new page by the parser learned from six of ``page``'s."""
+    rules = ExtractionRules().fit(
+        [page(n) for n in range(6)], [(p, i) for p in range(6) for i in range(4)]
+    )
+    assert rules.usable, rules.read_by_arbiter
+    return rules.extract(raw_document(page(40)["rendered_html"])).text
+
+
 def test_a_copyright_line_is_left_out_even_where_every_reader_keeps_it() -> None:
     """A wire story's copyright notice at the end of the story, which the readers keep:
     the page's text, never its story."""
 
     def page(number: int) -> dict:
-        rng = random.Random(number)
-        story = [f"wire{number} {sentence(rng, 30)}" for _ in range(3)]
         notice = f"© Copyright {2000 + number} Wires{number}. All rights reserved."
-        html = (
-            "<html><body><div class='menu'><a href='/'>Home</a></div><div class='story'>"
-            + "".join(f"<p>{line}</p>" for line in [*story, notice])
-            + "</div><footer><p>(c) The Paper</p></footer></body></html>"
-        )
-        return agreed_item(html, [*story, notice], [*story, notice])
+        return wire_story(number, notice, lambda story, notice: "".join(
+            f"<p>{line}</p>" for line in [*story, notice]
+        ))  # fmt: skip
 
-    rules = ExtractionRules().fit(
-        [page(n) for n in range(6)], [(p, i) for p in range(6) for i in range(4)]
-    )
-    assert rules.usable, rules.read_by_arbiter
-    result = rules.extract(raw_document(page(40)["rendered_html"]))
-    assert result.text.startswith("wire40") and "Copyright" not in result.text
+    text = text_of_a_new_page(page)
+    assert text.startswith("wire40") and "Copyright" not in text
 
 
 def test_an_inline_element_on_a_line_of_its_own_is_judged_as_a_paragraph() -> None:
@@ -454,24 +468,14 @@ def test_an_inline_element_on_a_line_of_its_own_is_judged_as_a_paragraph() -> No
     paragraph's text are no line of their own."""
 
     def page(number: int) -> dict:
-        rng = random.Random(number)
-        story = [f"wire{number} {sentence(rng, 30)}" for _ in range(3)]
         notice = f"© {2000 + number} Wires Interactive Inc. All Rights Reserved."
-        html = (
-            "<html><body><div class='menu'><a href='/'>Home</a></div><div class='story'>"
-            "<div class='text'>"
-            + "".join(f"<p>{line}</p>" for line in story)
+        return wire_story(number, notice, lambda story, notice: (
+            "<div class='text'>" + "".join(f"<p>{line}</p>" for line in story)
             + f"</div> <span class='stamp'>{notice}</span> <!-- end --> <a name='c'></a>"
-            + "</div></body></html>"
-        )
-        return agreed_item(html, [*story, notice], [*story, notice])
+        ))  # fmt: skip
 
-    rules = ExtractionRules().fit(
-        [page(n) for n in range(6)], [(p, i) for p in range(6) for i in range(4)]
-    )
-    assert rules.usable, rules.read_by_arbiter
-    result = rules.extract(raw_document(page(40)["rendered_html"]))
-    assert result.text.startswith("wire40") and "Rights Reserved" not in result.text
+    text = text_of_a_new_page(page)
+    assert text.startswith("wire40") and "Rights Reserved" not in text
     inside = lxml.html.fromstring(
         "<div><p>Filed at <span>© 2012 Wires Inc. All Rights Reserved.</span> today</p>"
         "<div>x</div> <span>© 2012 Wires Inc. All Rights Reserved.</span><br></div>"
