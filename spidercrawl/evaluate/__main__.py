@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 
@@ -150,13 +150,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def headline_conventions(
-    rows: Mapping[str, Iterable[tuple[str | None, list[str]]]], choice: str
-) -> dict[str, HeadlineConvention]:
+# Per dataset, its pages' (gold text, metadata titles): what a headline convention is read from.
+GoldAndTitles = dict[str, list[tuple[str | None, list[str]]]]
+
+
+def headline_conventions(rows: GoldAndTitles, choice: str) -> dict[str, HeadlineConvention]:
     """Per dataset, whether our article text is scored with the headline: as most of its
     gold texts have it (``choice`` "auto"), or as ``--headline`` says
-    (:mod:`spidercrawl.evaluate.conventions`). ``rows``: dataset -> its pages' (gold text,
-    metadata titles)."""
+    (:mod:`spidercrawl.evaluate.conventions`)."""
     forced = {"in": True, "out": False}.get(choice)
     conventions = {dataset: headline_convention(pages, forced) for dataset, pages in rows.items()}
     for dataset, convention in sorted(conventions.items()):
@@ -169,9 +170,9 @@ def headline_conventions(
     return conventions
 
 
-def crawled_titles(jobs: list[SiteJob]) -> dict[str, list[tuple[str | None, list[str]]]]:
+def crawled_titles(jobs: list[SiteJob]) -> GoldAndTitles:
     """Each dataset's pages' (gold text, titles as the crawl captured them)."""
-    rows: dict[str, list[tuple[str | None, list[str]]]] = {job.dataset: [] for job in jobs}
+    rows: GoldAndTitles = {job.dataset: [] for job in jobs}
     for job in jobs:
         gold = Path(job.site_root) / "gold"
         for page_id, page in job.pages.items():
@@ -179,10 +180,10 @@ def crawled_titles(jobs: list[SiteJob]) -> dict[str, list[tuple[str | None, list
     return rows
 
 
-def snapshot_titles(sites: list[EvaluationSite]) -> dict[str, list[tuple[str | None, list[str]]]]:
+def snapshot_titles(sites: list[EvaluationSite]) -> GoldAndTitles:
     """Each dataset's pages' (gold text, titles read from the snapshot's HTML): for a run of
     page methods alone, which crawls nothing."""
-    rows: dict[str, list[tuple[str | None, list[str]]]] = {site.dataset: [] for site in sites}
+    rows: GoldAndTitles = {site.dataset: [] for site in sites}
     for site in sites:
         for page_id in site.snapshot.page_ids:
             gold = read_gold(site.snapshot.gold_path(page_id))

@@ -357,7 +357,7 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
         return "a contact line"
     if 0 < words <= MAX_CAPTION_WORDS and CAPTION_CLASS.search(element.get("class") or ""):
         return "a caption"
-    if (tag not in BLOCK_TAGS and not _on_a_line_of_its_own(element)) or has_blocks or not words:
+    if has_blocks or not words or (tag not in BLOCK_TAGS and not _on_a_line_of_its_own(element)):
         return ""
     text = " ".join(" ".join(element.itertext()).split())
     return _line_kind(
@@ -371,34 +371,36 @@ def _on_a_line_of_its_own(element: lxml.html.HtmlElement) -> bool:
     (``<div class="story">...</div><span>© 2012 ...</span>``); an element that shows no
     text (an anchor, a comment) stands nowhere."""
     parent = element.getparent()
-    if element.tag not in INLINE_LINE_TAGS or parent is None:
+    if element.tag not in INLINE_LINE_TAGS or parent is None or (element.tail or "").strip():
         return False
-    beside = [element.tail or ""]  # the text between it and its neighbouring elements
-    before = after = None
-    for sibling in element.itersiblings(preceding=True):
-        if _shows_itself(sibling):
-            before = sibling
-            break
-        beside.append(sibling.tail or "")  # a comment's or an empty anchor's tail
-    beside.append(before.tail or "" if before is not None else parent.text or "")
-    for sibling in element.itersiblings():
-        if _shows_itself(sibling):
-            after = sibling
-            break
-        beside.append(sibling.tail or "")
+    before, text_before = _shown_neighbour(element, preceding=True)
+    after, text_after = _shown_neighbour(element, preceding=False)
+    if before is None:
+        text_before += parent.text or ""
     neighbours = [n for n in (before, after) if n is not None]
     return (
         bool(neighbours)
         and all(n.tag in BLOCK_TAGS for n in neighbours)
-        and not "".join(beside).strip()
+        and not (text_before + text_after).strip()
     )
 
 
-def _shows_itself(sibling: lxml.html.HtmlElement) -> bool:
-    """A block, or an element with text: what a line is set between."""
-    if not isinstance(sibling.tag, str):
-        return False
-    return sibling.tag in BLOCK_TAGS or any(text.strip() for text in sibling.itertext())
+def _shown_neighbour(
+    element: lxml.html.HtmlElement, preceding: bool
+) -> tuple[lxml.html.HtmlElement | None, str]:
+    """The nearest sibling on one side that is a block or shows text, and the text between
+    it and ``element`` (the tails of the comments and empty elements passed)."""
+    between = []
+    for sibling in element.itersiblings(preceding=preceding):
+        shows = isinstance(sibling.tag, str) and (
+            sibling.tag in BLOCK_TAGS or any(text.strip() for text in sibling.itertext())
+        )
+        if shows:
+            if preceding:
+                between.append(sibling.tail or "")
+            return sibling, "".join(between)
+        between.append(sibling.tail or "")
+    return None, "".join(between)
 
 
 def _line_kind(tag: str, text: str, words: int, links: int, link_words: int) -> str:
