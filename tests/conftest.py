@@ -222,10 +222,11 @@ def _answers(port: int) -> bool:
 # measurements.md). xdist hands out whole files in collection order: started first, they
 # do not leave one worker running alone at the end while the other cores wait.
 LONGEST_FIRST = (
-    "test_scale_out.py", "test_crawl_e2e.py", "test_redis_faults.py", "test_user_paths.py",
-    "test_layouts.py", "test_learning_e2e.py", "test_feeds.py", "test_js_drawn.py",
-    "test_new_layouts.py", "test_breadth.py", "test_fast_path_bad_input.py",
-    "test_bad_input_corpus.py", "test_evaluate.py", "test_template_drift.py",
+    "test_redis_faults.py", "test_scale_out.py", "test_user_paths.py", "test_js_drawn.py",
+    "test_crawl_e2e.py", "test_hostile_pages.py", "test_layouts.py", "test_feeds.py",
+    "test_archives.py", "test_learning_e2e.py", "test_new_layouts.py", "test_evaluate.py",
+    "test_tdm_on_redis.py", "test_template_drift.py", "test_access_and_reservations.py",
+    "test_bad_input_corpus.py", "test_breadth.py",
 )  # fmt: skip
 
 
