@@ -16,7 +16,7 @@ from lxml import etree
 
 from spidercrawl.document.deck import decks_in_document
 from spidercrawl.document.html import UnusableDocumentError, parse_html
-from spidercrawl.document.page import headline_texts
+from spidercrawl.document.page import headlines_naming_titles
 from spidercrawl.document.reservations import agent_robots_metas
 from spidercrawl.document.structured import read_jsonld
 
@@ -46,7 +46,7 @@ _LANG = etree.XPath("/html/@lang")
 # The elements the capture reads, gathered in one walk of the tree: an XPath query of the
 # whole document for each (metas, title, canonical link, JSON-LD, times, headings) walked
 # it six times (docs/measurements.md, "The datatrove step on records without a model").
-_READ_TAGS = ("meta", "title", "link", "script", "time", "h1")
+_READ_TAGS = ("meta", "title", "link", "script", "time", "h1", "h2", "h3")
 # What XPath's translate() in the queries these walks replace folds: ASCII letters only.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CANONICAL_LOWER = str.maketrans("CANOIL", "canoil")
@@ -173,7 +173,8 @@ def static_capture(html: str | lxml.html.HtmlElement, url: str) -> dict[str, Any
     canonical = elements.canonical()
     lang = next(iter(_LANG(root)), "")
     jsonld, jsonld_types = read_jsonld(elements.jsonld_texts())
-    headlines = headline_texts(elements.by_tag["h1"])
+    lower_headings = [*elements.by_tag["h2"], *elements.by_tag["h3"]]
+    headlines = headlines_naming_titles(elements.by_tag["h1"], lower_headings, titles)
     decks = decks_in_document(root, descriptions, [*titles, *headlines])
     return {
         "capture_mode": "http",

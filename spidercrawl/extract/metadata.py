@@ -20,10 +20,9 @@ from urllib.parse import urljoin, urlsplit
 
 from dateutil import parser as date_parser
 from dateutil.parser import UnknownTimezoneWarning
-from rapidfuzz import fuzz
 
 from spidercrawl.document.language import declared_language, language
-from spidercrawl.document.page import first_value
+from spidercrawl.document.page import first_value, names_title, title_key
 
 EARLIEST_DATE = datetime(1990, 1, 1, tzinfo=UTC)  # no news site is older than the web
 # Chinese, Japanese and Korean titles put no spaces around separators ("标题_新闻_腾讯网").
@@ -59,18 +58,14 @@ class ArticleMetadata:
     canonical_url: str = ""
 
 
-def _normalized(text: str) -> str:
-    return re.sub(r"\W+", "", text.lower())
-
-
 def site_names(page: Mapping[str, Any], known: Iterable[str] = ()) -> set[str]:
     """Names a site goes by, normalised: og:site_name, its host's main label, and
     ``known`` (title segments seen on many of the site's pages, see :class:`SiteTitles`)."""
-    names = {_normalized(first_value([(page.get("og") or {}).get("og:site_name")]))}
+    names = {title_key(first_value([(page.get("og") or {}).get("og:site_name")]))}
     host = urlsplit(str(page.get("url") or "")).hostname or ""
     site = str(page.get("site") or host)
     labels = [label for label in site.split(".") if label not in _GENERIC_LABELS]
-    names.update(_normalized(label) for label in labels[:1] if len(label) >= 3)
+    names.update(title_key(label) for label in labels[:1] if len(label) >= 3)
     names.update(known)
     return {name for name in names if name}
 
@@ -103,13 +98,13 @@ class SiteTitles:
 
     def observe(self, page: Mapping[str, Any]) -> None:
         for title in (page.get("titles") or [])[:1]:
-            self.whole[_normalized(title)] += 1
+            self.whole[title_key(title)] += 1
             if title in self.titles:
                 continue
             self.titles.add(title)
             parts = title_segments(title)
             if len(parts) > 1:  # any segment that recurs ("_新闻_腾讯网"); headlines do not
-                self.edges.update({_normalized(part) for part in parts})
+                self.edges.update({title_key(part) for part in parts})
 
     def names(self) -> set[str]:
         pages = sum(self.whole.values())
@@ -131,7 +126,7 @@ def clean_title(title: str, names: set[str]) -> str:
     headline = max(spans, key=lambda span: span[1] - span[0], default=(0, 0))
 
     def is_site(span: tuple[int, int]) -> bool:
-        key = _normalized(title[span[0] : span[1]])
+        key = title_key(title[span[0] : span[1]])
         loose = span != headline
         return bool(key) and any(
             key == n or (n in key and len(key) <= len(n) + 8 and (loose or len(n) >= 6))
@@ -282,7 +277,7 @@ def clean_authors(values: Iterable[Any], names: set[str]) -> list[str]:
                 continue
             for part in parts:
                 part = _BYLINE_PREFIX.sub("", part.strip(" .-"))
-                key = _normalized(part)
+                key = title_key(part)
                 if (
                     not key
                     or key in seen
@@ -359,14 +354,8 @@ def best_title(metadata_titles: Sequence[str], headlines: Sequence[str]) -> str:
     block's text is a good part of it ("Storm hits coast" in "News : Storm hits coast").
     """
     for title in metadata_titles:
-        wanted = _normalized(title)
         for text in headlines:
-            found = _normalized(text)
-            if not found:
-                continue
-            if fuzz.ratio(found, wanted) >= 85 or (
-                found in wanted and len(found) >= 0.4 * len(wanted)
-            ):
+            if names_title(text, title):
                 return text
     if metadata_titles:
         return metadata_titles[0]
