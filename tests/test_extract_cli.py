@@ -65,6 +65,24 @@ def test_without_the_headline_in_text_the_title_alone_carries_it() -> None:
     assert body["word_count"] == word_count(body["text"]) == whole["word_count"] - 3
 
 
+def test_a_blog_post_title_under_the_blogs_h1_leads_the_text() -> None:
+    """A post whose title is an ``<h3>`` above its body, under an ``<h1>`` of the blog's
+    name, and a ``<title>`` that names the blog otherwise than its host: the ``<h3>``
+    names the title, so it is the headline and the text starts with it; an ``<h3>`` that
+    names no title (a sidebar's) is none."""
+    paragraph = "<p>The harbour council voted on Tuesday to close the old quay for repairs.</p>"
+    page = (
+        "<html><head><title>Pat's Notes: Storm closes the old quay</title></head><body>"
+        "<h1>Pat's Notes</h1><div class='entry'><h3>Storm closes the old quay</h3>"
+        f"<div class='entry-body'>{paragraph * 6}</div><a href='/share'>Share</a></div>"
+        "<div class='side'><h3>Archives</h3><p>March</p></div></body></html>"
+    ).encode()
+    article = spidercrawl.extract_html(page, url="https://harbour.example/2026/03/storm")
+    assert article["title"] == "Storm closes the old quay"
+    assert article["text"].startswith("Storm closes the old quay\n\nThe harbour council")
+    assert "Archives" not in article["text"]
+
+
 def test_extract_html_decodes_a_declared_charset() -> None:
     page = (
         "<html><head><meta charset='windows-1252'><title>Caf\u00e9 opens</title></head><body>"
