@@ -1,10 +1,10 @@
 """Bad pages on the fast path: bounded, sent to the browser with a reason, never lost.
 
-A copy of the demo gets five more article pages: 10 MB of HTML, 50,000 elements, markup cut
-off in the middle of a tag, a page that declares UTF-8 but is sent in windows-1252, and a
-million tags never closed (``<a<a<a...``, which a tag pattern must not read to the end
-from every ``<``). The site is learned from a crawl of the demo; the crawl of
-the copy takes the fast path.
+A copy of the demo gets six more article pages: 10 MB of HTML in a hidden element, 10 MB of
+application state in an inline script, 50,000 elements, markup cut off in the middle of a
+tag, a page that declares UTF-8 but is sent in windows-1252, and a million tags never closed
+(``<a<a<a...``, which a tag pattern must not read to the end from every ``<``). The site is
+learned from a crawl of the demo; the crawl of the copy takes the fast path.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ BAD_PAGES = {
     "902": f"{BASE}03/a-page-whose-markup-is-cut-off/",
     "903": f"{BASE}04/a-page-whose-charset-lies-about-itself/",
     "904": f"{BASE}05/a-page-of-a-million-tags-never-closed/",
+    "905": f"{BASE}06/a-page-of-ten-megabytes-of-inline-state/",
 }
 LIE = "Café crème at the naïve façade: the jetty\u2019s reopening."
 
@@ -31,8 +32,9 @@ LIE = "Café crème at the naïve façade: the jetty\u2019s reopening."
 def _bad_pages(template: str) -> dict[str, bytes]:
     article = template.index("<article")
     first_paragraph = template.index("<p>", article)
-    big = template.replace("</body>", f'<script type="application/json">"{"x" * 10_500_000}"'
-                           "</script></body>")  # fmt: skip
+    big = template.replace("</body>", f"<div hidden>{'x' * 10_500_000}</div></body>")
+    state = template.replace("</body>", f'<script type="application/json">"{"x" * 10_500_000}"'
+                             "</script></body>")  # fmt: skip
     many = template.replace(
         "</body>", '<div style="display:none">' + "<span></span>" * 50_000 + "</div></body>"
     )
@@ -45,6 +47,7 @@ def _bad_pages(template: str) -> dict[str, bytes]:
         "902": cut.encode("utf-8"),
         "903": lie.encode("cp1252"),  # while its <meta charset> says utf-8
         "904": unclosed.encode("utf-8"),
+        "905": state.encode("utf-8"),
     }
 
 
@@ -74,12 +77,26 @@ def test_each_bad_page_is_bounded_and_rendered_with_its_reason(bad_crawl) -> Non
     assert learning.returncode == 0 and fast.returncode == 0, fast.log[-3000:]
     log = fast.log
     big, many = _local(BAD_PAGES["900"], base_url), _local(BAD_PAGES["901"], base_url)
-    assert f"rendering {big} instead (10.0 MB of HTML, above FAST_PATH_MAX_BYTES" in log
+    assert (
+        f"rendering {big} instead (10.0 MB of HTML, above FAST_PATH_MAX_BYTES (4.0 MB) even "
+        "without its scripts and styles)" in log
+    )
     assert f"rendering {many} instead (more than 25000 elements (FAST_PATH_MAX_ELEMENTS))" in log
     notes = {item["url"]: item.get("method_note") or "" for item in fast.items}
     for url in (big, many):  # the browser had them
         assert notes[url].startswith("rendered: the fast path failed"), notes[url]
-    assert len(fast.items) == 35  # the demo's 30 and the 5 bad pages: none lost
+    assert len(fast.items) == 36  # the demo's 30 and the 6 bad pages: none lost
+
+
+def test_a_page_of_megabytes_of_inline_state_is_read_without_it(bad_crawl) -> None:
+    """Over FAST_PATH_MAX_BYTES only by its inline script: the fast path reads the page
+    without its scripts' content, by the site's rules, and no browser is needed."""
+    _, fast, base_url = bad_crawl
+    url = _local(BAD_PAGES["905"], base_url)
+    assert f"{url} read without its scripts' and styles' content (10.0 MB of HTML" in fast.log
+    article = next(item for item in fast.items if item["url"] == url)
+    assert article["method"] == "rules" and article["word_count"] > 50
+    assert "xxxx" not in article["text"]
 
 
 def test_a_lying_charset_is_read_by_its_bytes(bad_crawl) -> None:

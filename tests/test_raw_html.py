@@ -15,6 +15,7 @@ from spidercrawl.document.html import (
     close_runaway_title,
     parse_html,
     parse_raw_html,
+    within_size,
     without_script_bodies,
 )
 from spidercrawl.learn.rules import ExtractionRules, RuleExtraction, raw_document
@@ -235,3 +236,13 @@ def test_script_and_style_bodies_are_left_out_json_ld_kept_in_one_pass() -> None
     started = time.process_time()
     assert without_script_bodies(hostile) == hostile
     assert time.process_time() - started < 5
+
+
+def test_a_page_over_a_readers_size_is_read_without_its_scripts_where_that_fits() -> None:
+    """Under the size, the page as it is; over it by its inline state alone, the page
+    without that state; over it by its text, nothing (the reader does not read it)."""
+    story = "<body><p>The river rose.</p></body>"
+    state = f"<script>{'x' * 500}</script>"
+    assert within_size(story, 100) == story
+    assert within_size(state + story, 100) == "<script></script>" + story
+    assert within_size(f"<p>{'y' * 500}</p>" + state, 100) is None

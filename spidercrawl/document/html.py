@@ -102,6 +102,17 @@ _CONTENT_END = {
 }
 
 
+def within_size(markup: str, max_chars: int) -> str | None:
+    """``markup`` where it is at most ``max_chars`` long, else the same without its
+    scripts' and styles' content (:func:`without_script_bodies`) where that is, else None:
+    what a reader bounded by a page's size can read of a page that carries its
+    application's state inline."""
+    if len(markup) <= max_chars:
+        return markup
+    markup = without_script_bodies(markup)
+    return markup if len(markup) <= max_chars else None
+
+
 def without_script_bodies(markup: str) -> str:
     """``markup`` with the content of each ``<script>`` and ``<style>`` left out, JSON-LD
     kept: text no reader of the article reads, and most of the bytes of a page that

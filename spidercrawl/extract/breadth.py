@@ -11,8 +11,9 @@ rendered, the pages its model learns from; after those, plain again, and once th
 learned the fast path (:mod:`spidercrawl.extract.fast_path`) takes its pages. A site of a
 few pages is never rendered; a large one costs ``LEARN_MIN_PAGES`` renders.
 
-A page fetched this way that is not text, is over ``FAST_PATH_MAX_BYTES`` or does not
-parse goes to the browser, as the fast path's would. Its page item says why it was not
+A page fetched this way that is not text, is over ``FAST_PATH_MAX_BYTES`` even without
+its scripts' and styles' content, or does not parse goes to the browser, as the fast
+path's would. Its page item says why it was not
 rendered (``render_skipped``); the learning pipeline extracts it at once rather than
 holding it for a model. The default, ``RENDER = "always"``, renders every article page.
 
@@ -31,7 +32,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.document.html import UnusableDocumentError, parse_raw_html
+from spidercrawl.document.html import UnusableDocumentError, parse_raw_html, within_size
 from spidercrawl.learn.model import MODEL_FILE
 from spidercrawl.learn.store import ModelStore
 from spidercrawl.signals import site_model_changed
@@ -111,19 +112,29 @@ class BreadthMiddleware:
         if response.status >= 400:
             return response  # an HTTP error: the browser would get it too
         why = ""
+        bounded = None
         if not isinstance(response, TextResponse):
             why = "not a text response"
-        elif len(response.body) > self.max_bytes:
-            why = f"{len(response.body) / 2**20:.1f} MB of HTML, above FAST_PATH_MAX_BYTES"
+        elif (bounded := within_size(response.text, self.max_bytes)) is None:
+            why = (
+                f"{len(response.body) / 2**20:.1f} MB of HTML, above FAST_PATH_MAX_BYTES "
+                "even without its scripts and styles"
+            )
         else:
             try:
-                meta["capture"] = static_capture(parse_raw_html(response.text), response.url)
+                meta["capture"] = static_capture(parse_raw_html(bounded), response.url)
             except UnusableDocumentError as error:
                 why = str(error)
         if why:
             logger.info("%s: rendering %s instead (%s)", meta.get("site"), response.url, why)
             return _to_browser(request, why)
         self.crawler.stats.inc_value("spidercrawl/breadth/plain")
+        if bounded is not response.text:  # read without its scripts: the same for the rest
+            logger.info(
+                "%s: %s read without its scripts' and styles' content (%.1f MB of HTML, above "
+                "FAST_PATH_MAX_BYTES)", meta.get("site"), response.url, len(response.body) / 2**20,
+            )  # fmt: skip
+            response = response.replace(body=bounded.encode("utf-8"), encoding="utf-8")
         return response
 
 

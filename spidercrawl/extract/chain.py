@@ -24,7 +24,7 @@ from typing import Any
 
 from spidercrawl.document.captured import Page
 from spidercrawl.document.density import DensityResult
-from spidercrawl.document.html import without_script_bodies
+from spidercrawl.document.html import within_size
 from spidercrawl.extract.article import SiteReaders
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.decision import (
@@ -134,16 +134,15 @@ class ExtractionChain:
         if not self.peers.enough:
             return "", "no peers installed"
         raw = page.get("raw_html") or (page.get("rendered_html") if page.plain else "") or ""
-        if len(raw) > PEER_MAX_CHARS:  # mostly inline scripts, often: they read none of it
-            raw = without_script_bodies(raw)
-        if len(raw) > PEER_MAX_CHARS:
+        bounded = within_size(raw, PEER_MAX_CHARS)
+        if bounded is None:
             logger.info(
-                "%s: %d characters of raw HTML without its scripts and styles, more than "
-                "the peers read (%d): our readers alone decide",
+                "%s: %d characters of raw HTML, more than the peers read (%d) even without "
+                "its scripts and styles: our readers alone decide",
                 page.get("url"), len(raw), PEER_MAX_CHARS,
             )  # fmt: skip
             return "", "raw HTML over the peers' size"
-        return raw, ""
+        return bounded, ""
 
     def extract(
         self, page: Mapping[str, Any], model: SiteModel | None, fallback_reason: str = ""

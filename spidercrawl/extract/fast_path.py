@@ -15,17 +15,20 @@ HTML of the training pages the article they found in the browser's DOM (scripts 
 site is rendered directly and the log says why ("rendered directly, as the model ...
 decided when it was learned (...)"). It is made again whenever the model is relearned.
 
-Bad input: a page above ``FAST_PATH_MAX_BYTES`` (4 MB) or with more than
-``FAST_PATH_MAX_ELEMENTS`` (25,000) elements goes to the browser, with the reason in the log
-and in its page item; markup that does not parse, likewise. A page whose declared charset
+Bad input: a page above ``FAST_PATH_MAX_BYTES`` (4 MB) is read without its scripts' and
+styles' content (JSON-LD kept; a page of today often carries megabytes of its application's
+state inline); one still above it or with more than ``FAST_PATH_MAX_ELEMENTS`` (25,000)
+elements goes to the browser, with the reason in the log and in its page item; markup that
+does not parse, likewise. A page whose declared charset
 lies (UTF-8 declared, windows-1252 sent, or the reverse) is read by its bytes
 (:func:`~spidercrawl.document.html.decode_html`) and logged.
 
 Settings: ``FAST_PATH_ENABLED`` (default True; needs ``LEARN_ENABLED``), ``MODELS_DIR``,
 ``FAST_PATH_MAX_BYTES``, ``FAST_PATH_MAX_ELEMENTS``. Stats: ``spidercrawl/fast_path/accepted``,
-``.../rejected``, ``.../charset_corrected``, ``.../render_decision`` (sites rendered by it),
-the pipeline counts how each accepted page's article was checked (``.../check/prose``,
-``.../check/density``, ``.../check/doubted``: :class:`~spidercrawl.extract.chain.ChainResult`).
+``.../rejected``, ``.../charset_corrected``, ``.../scripts_left_out``, ``.../render_decision``
+(sites rendered by it), the pipeline counts how each accepted page's article was checked
+(``.../check/prose``, ``.../check/density``, ``.../check/doubted``:
+:class:`~spidercrawl.extract.chain.ChainResult`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,12 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
 from spidercrawl.capture.static import static_capture
-from spidercrawl.document.html import UnusableDocumentError, decode_html, parse_raw_html
+from spidercrawl.document.html import (
+    UnusableDocumentError,
+    decode_html,
+    parse_raw_html,
+    within_size,
+)
 from spidercrawl.document.page import first_description
 from spidercrawl.learn.model import SiteModel
 from spidercrawl.learn.rules import FastPathArticle, RuleCheck
@@ -133,23 +141,33 @@ class FastPathMiddleware:
             return _to_browser(request, "the site's template is being learned again")
         if not isinstance(response, TextResponse):
             return _to_browser(request, "not a text response")
-        # Bounds: parsing and the rules are linear in the page's bytes and elements, so these
-        # two bound the time a page can take here; beyond them the browser has it.
-        if len(response.body) > self.max_bytes:
-            why = (
-                f"{len(response.body) / 2**20:.1f} MB of HTML, above FAST_PATH_MAX_BYTES "
-                f"({self.max_bytes / 2**20:.1f} MB)"
-            )
-            return self._give_up(request, site, response.url, why)
         text, encoding = response.text, response.encoding
         if not response.body.isascii():  # the declared charset matters: is it true?
             text, encoding = decode_html(response.body, _header(response, b"Content-Type"))
-        if _codec(encoding) != _codec(response.encoding):  # the page's charset lies
+        rewritten = _codec(encoding) != _codec(response.encoding)
+        if rewritten:  # the page's charset lies
             self.crawler.stats.inc_value("spidercrawl/fast_path/charset_corrected")
             logger.info(
                 "%s: %s declares %s but its bytes are %s: read as %s",
                 site, response.url, response.encoding, encoding, encoding,
             )  # fmt: skip
+        # Bounds: parsing and the rules are linear in the page's size and elements, so these
+        # two bound the time a page can take here; beyond them the browser has it. A page
+        # over the size is read without its scripts' content where that brings it under.
+        if len(text) > self.max_bytes:
+            bounded = within_size(text, self.max_bytes)
+            size = f"{len(response.body) / 2**20:.1f} MB of HTML"
+            limit = f"FAST_PATH_MAX_BYTES ({self.max_bytes / 2**20:.1f} MB)"
+            if bounded is None:
+                why = f"{size}, above {limit} even without its scripts and styles"
+                return self._give_up(request, site, response.url, why)
+            self.crawler.stats.inc_value("spidercrawl/fast_path/scripts_left_out")
+            logger.info(
+                "%s: %s read without its scripts' and styles' content (%s, above %s)",
+                site, response.url, size, limit,
+            )  # fmt: skip
+            text, rewritten = bounded, True
+        if rewritten:
             response = response.replace(body=text.encode("utf-8"), encoding="utf-8")
         try:  # one parse serves the metadata and the rules
             document = parse_raw_html(text)
