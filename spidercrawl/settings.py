@@ -199,7 +199,8 @@ MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versi
 
 # --- Fast path and template drift (extract/fast_path.py, learn/site_learner.py) ---------
 FAST_PATH_ENABLED = True  # learned sites with usable rules: plain HTTP + rules, no browser
-# Beyond these a page goes to the browser: they bound the fast path's time per page.
+# Beyond these a page goes to the browser (a page over the size by its inline scripts'
+# content is read without it): they bound the fast path's time per page.
 FAST_PATH_MAX_BYTES = 4 * 2**20
 FAST_PATH_MAX_ELEMENTS = 25_000
 DRIFT_WINDOW = 10  # the last pages of a site judged for template drift
