@@ -94,3 +94,14 @@ def word_f1(first: Sequence[str], second: Sequence[str]) -> float:
     if not first or not second:
         return 0.0
     return 2 * LCSseq.similarity(first, second) / (len(first) + len(second))
+
+
+def holds_run(words: Sequence[str], run: Sequence[str]) -> bool:
+    """Whether ``run`` occurs in ``words`` as consecutive words."""
+    if not run:
+        return False
+    first, length = run[0], len(run)
+    return any(
+        word == first and list(words[start : start + length]) == list(run)
+        for start, word in enumerate(words)
+    )

@@ -140,12 +140,19 @@ def remove_invisible(root: lxml.html.HtmlElement, render_aware: bool = True) -> 
 def shows_text(markup: str) -> bool:
     """Whether ``markup`` (raw HTML) has any text a reader could see: a page the browser
     showed empty is read from its raw HTML only where that HTML has some."""
+    return bool(shown_text(markup, render_aware=False).strip())
+
+
+def shown_text(markup: str, render_aware: bool = True) -> str:
+    """The text of ``markup``'s body (raw HTML) less what never shows (scripts, styles,
+    and render-aware, hidden elements), a space between elements; "" where it does not
+    parse."""
     try:
         root = parse_html(markup)
     except UnusableDocumentError:
-        return False
-    remove_invisible(root, render_aware=False)
-    return bool(body_of(root).text_content().strip())
+        return ""
+    remove_invisible(root, render_aware)
+    return " ".join(body_of(root).itertext())
 
 
 def body_of(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:

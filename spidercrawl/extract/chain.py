@@ -122,6 +122,7 @@ class ExtractionChain:
             familiarity=site.familiarity if site is not None and not page.plain else None,
             enough_chars=site.enough_chars if site is not None and not page.plain else None,
             sure=site.sure if site is not None and not page.plain else None,
+            descriptions=tuple(d for d in page.get("descriptions") or () if isinstance(d, str)),
         )
         return PageReadings(readers, deadline, page.get("url")), facts
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spidercrawl.document.density import shown_text
 from spidercrawl.extract.readers import (
     BLOCKS,
     CLASSIFIER,
@@ -53,10 +54,13 @@ from spidercrawl.extract.readers import (
     TRAFILATURA_RECALL,
     PageReadings,
 )
-from spidercrawl.text import word_f1
+from spidercrawl.text import holds_run, tokenize, word_f1
 
 # A reading of fewer words is no article: the reader collapsed on the page.
 MIN_ARTICLE_WORDS = 10
+# A description's opening words, a sentence's worth: where the page shows them as prose
+# they open its story (the same pages are found from 6 to 15: docs/measurements.md).
+DESCRIPTION_OPENING_WORDS = 10
 
 
 @dataclass(frozen=True)
@@ -145,12 +149,23 @@ class PageFacts:
     familiarity: Callable[[], float] | None = None
     enough_chars: Callable[[], int] | None = None
     sure: Callable[[Any], bool] | None = None
+    descriptions: tuple[str, ...] = ()  # the page's own: meta, og, twitter
 
     @functools.cached_property
     def markup(self) -> MarkupEvidence:
         """The markers of today's markup in the raw HTML, looked for when first asked (a
         page the site's parser reads on the fast path never asks)."""
         return markup_evidence(self.raw_html)
+
+    @functools.cached_property
+    def shown_words(self) -> list[str]:
+        """The words the raw HTML shows, read when first asked (on few pages)."""
+        return tokenize(shown_text(self.raw_html))
+
+    def description_opening(self) -> list[str]:
+        """The first words of the page's first description, where it has that many."""
+        words = tokenize(self.descriptions[0]) if self.descriptions else []
+        return words[:DESCRIPTION_OPENING_WORDS] if len(words) >= DESCRIPTION_OPENING_WORDS else []
 
 
 @dataclass
@@ -260,7 +275,7 @@ def _raw(readings: PageReadings, facts: PageFacts, settings: DecisionSettings) -
         else:
             why = f"{failed}: text density on the raw HTML" if failed else ""
         return Decision(DENSITY, why, method=DENSITY)
-    verdict = arbitrate(readings, facts.markup, settings)
+    verdict = arbitrate(readings, facts.markup, settings, facts)
     if not verdict.source:
         return Decision(DENSITY, _joined(failed, "no reader of the raw HTML found text"),
                         method=DENSITY)  # fmt: skip
@@ -289,9 +304,13 @@ def todays_reading(
 
 
 def arbitrate(
-    readings: PageReadings, markup: MarkupEvidence, settings: DecisionSettings = SETTINGS
+    readings: PageReadings,
+    markup: MarkupEvidence,
+    settings: DecisionSettings = SETTINGS,
+    facts: PageFacts | None = None,
 ) -> Decision:
-    """The article of a never-seen page's raw HTML (see the module doc)."""
+    """The article of a never-seen page's raw HTML (see the module doc); ``facts`` give
+    the page's description and shown text for :func:`_story_elsewhere`."""
     verdict = todays_reading(readings, markup, settings)
     described = markup.describe()
     if verdict is not None:
@@ -311,12 +330,34 @@ def arbitrate(
         agreement = readings.agreement(DENSITY, READABILITY)
         if agreement >= settings.older_agreement:
             reader = settings.older_agreeing_reader
-            why = f"readability agrees with text density ({agreement:.2f}): {reader}'s reading"
+            why = f"readability agrees with text density ({agreement:.2f})"
+            if facts is not None and _story_elsewhere(readings, facts, reader):
+                why += (
+                    ", but their reading leaves out the description the page shows as its "
+                    "prose: trafilatura's reading, which holds it"
+                )
+                agreed = readings.agreement(TRAFILATURA, reader)
+                verdict = Decision(TRAFILATURA, f"{described}: {why}", agreed)
+                return _with_failures(readings, verdict)
+            why += f": {reader}'s reading"
             return _with_failures(readings, Decision(reader, f"{described}: {why}", agreement))
     names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if readings.has(n)]
     name, agreement = medoid_of(readings, names, {TRAFILATURA: settings.older_traf_lead})
     why = f"{described}: consensus of {len(names)} readers of the raw HTML"
     return _with_failures(readings, Decision(name, why, agreement))
+
+
+def _story_elsewhere(readings: PageReadings, facts: PageFacts, reader: str) -> bool:
+    """Whether the page shows the opening of its own description as prose that
+    ``reader``'s reading leaves out and trafilatura's holds: where two readers agree on
+    another block than the story (a teaser list, the comments), the description still
+    names the story. The cheap tests first: trafilatura is asked last, on few pages."""
+    opening = facts.description_opening()
+    if not opening or holds_run(readings.words(reader), opening):
+        return False
+    if not holds_run(facts.shown_words, opening):  # a summary written for the metadata
+        return False
+    return readings.has(TRAFILATURA) and holds_run(readings.words(TRAFILATURA), opening)
 
 
 def _with_failures(readings: PageReadings, decision: Decision) -> Decision:
