@@ -487,3 +487,44 @@ def test_each_decision_is_charged_the_readings_it_stands_on_though_made_before()
     assert readings.cost() >= 0.04 and readings.asked == {"a", "b"}
     readings.start_decision()
     assert readings.words("a") and readings.cost() >= 0.02 and readings.asked == {"a"}
+
+
+def raw_decision(
+    shown: str, description: str, texts: dict[str, str]
+) -> tuple[object, dict[str, int]]:
+    """The decision on a raw page of older markup that shows ``shown`` and describes
+    itself as ``description``, its readers giving ``texts``: the decision and how often
+    each reader was asked."""
+    asked = dict.fromkeys(texts, 0)
+
+    def reader(name: str) -> Callable[[], PeerExtraction]:
+        def read() -> PeerExtraction:
+            asked[name] += 1
+            return PeerExtraction.of_text(texts[name], 0.5, name)
+
+        return read
+
+    readings = PageReadings({name: reader(name) for name in texts})
+    raw = f"<html><head><title>Quay</title></head><body>{shown}</body></html>"
+    facts = PageFacts(plain=True, raw_html=raw, peers_read=True, descriptions=(description,))
+    return decide(readings, facts), asked
+
+
+def test_agreeing_readers_that_leave_out_the_description_shown_as_prose_give_way() -> None:
+    """Text density and readability agree on a teaser list; the page shows its own
+    description as the story's opening, which only trafilatura's reading holds: its
+    reading is taken. A description the page does not show (a summary for the metadata)
+    changes nothing, and where the agreeing reading holds it trafilatura is not asked."""
+    rng = random.Random(7)
+    story = [sentence(rng, 30) for _ in range(5)]
+    teasers = "\n".join(sentence(rng, 25) for _ in range(4))
+    texts = {DENSITY: teasers, "readability": teasers, "trafilatura": "\n".join(story)}
+    shown = "".join(f"{line}<br><br>" for line in story) + teasers
+    taken, _ = raw_decision(shown, story[0], texts)
+    assert taken.source == "trafilatura" and taken.method == "raw-consensus"
+    assert "leaves out the description the page shows as its prose" in taken.why
+    unshown, _ = raw_decision(shown, sentence(rng, 20), texts)
+    assert unshown.source == DENSITY and unshown.why.endswith("density's reading")
+    held = {**texts, DENSITY: "\n".join(story), "readability": "\n".join(story)}
+    kept, asked = raw_decision(shown, story[0], held)
+    assert kept.source == DENSITY and asked["trafilatura"] == 0
