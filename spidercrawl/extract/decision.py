@@ -407,12 +407,27 @@ def _never_seen(
         agreement = readings.agreement(own, DENSITY)
         if agreement >= settings.density_agreement:
             why = f"consensus: the blocks' text, text density agreeing ({agreement:.2f})"
-            return Decision(own, why, round(agreement, 3), method)
+            return _unless_story_elsewhere(readings, facts, Decision(own, why, agreement, method))
     settled = _settled(readings, own, bonus)
     if settled is not None:
         why = f"consensus: the blocks' text, {FIRST_PEER} agreeing ({settled:.2f})"
-        return Decision(own, why, round(settled, 3), method)
+        return _unless_story_elsewhere(readings, facts, Decision(own, why, settled, method))
     return _medoid_of_three(readings, own, bonus, method)
+
+
+def _unless_story_elsewhere(readings: PageReadings, facts: PageFacts, agreed: Decision) -> Decision:
+    """``agreed`` (our blocks' reading, another reader agreeing), or trafilatura's reading
+    where ours leaves out the description the page shows as its prose and trafilatura's
+    holds it (:func:`_story_elsewhere`)."""
+    if _story_elsewhere(readings, facts, agreed.source):
+        why = (
+            f"{agreed.why}, but it leaves out the description the page shows as its prose: "
+            "trafilatura's reading, which holds it"
+        )
+        agreement = readings.agreement(TRAFILATURA, agreed.source)
+        return Decision(TRAFILATURA, why, round(agreement, 3), agreed.method)
+    agreed.agreement = round(agreed.agreement or 0.0, 3)
+    return agreed
 
 
 def _settled(readings: PageReadings, own: str, bonus: float) -> float | None:
