@@ -11,7 +11,9 @@ word-level LCS F1 over all pages (an empty article scores 0; the article body, w
 headline), snippet datasets as trafilatura's project scores its benchmark. For each dataset
 held out, the setting with the best mean gain over trafilatura on the others is chosen and
 scored on it; the last line is the choice on all of them (what ships). ``--extra`` adds
-datasets outside ``--datasets`` (wcxb-dev, unpacked).
+datasets outside ``--datasets`` (wcxb-dev, unpacked). The readings alone are decided on:
+the check of agreeing readers against the description the page shows (it needs the
+page's own text, and no constant of the grid touches it) is left out.
 """
 
 from __future__ import annotations
