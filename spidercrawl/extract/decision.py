@@ -12,8 +12,9 @@ names the reading to deliver and why, in words. Every way a page is read is a ca
 - **raw HTML, no parser**: the arbiter: on today's markup (a viewport, JSON-LD, lazy
   images) trafilatura's reading where it finds an article (its reading that keeps more,
   then the medoid, where it finds almost nothing); on older markup text density's reading
-  where readability agrees with it (``older_agreement``), else the medoid of the three,
-  trafilatura leading by ``older_traf_lead``;
+  where readability agrees with it (``older_agreement``) and it holds the description the
+  page shows as prose (else trafilatura's, where that holds it), else the medoid of the
+  three, trafilatura leading by ``older_traf_lead``;
 - **a rendered page of a learned site**: the layout's parser where it serves the page and
   takes its prose; a page of no layout the site knows gets a never-seen page's vote with
   the site's template cut from our blocks; else the layout's classifier (checked by the
@@ -24,8 +25,9 @@ names the reading to deliver and why, in words. Every way a page is read is a ca
   ``modern_rendered_lead`` (our blocks stand where readability agrees with them far more
   than with trafilatura: the older pages that carry a viewport or JSON-LD); else our blocks
   where text density agrees with them (``density_agreement``) or the quicker peer does
-  (``own_bonus``); else the medoid of our blocks and both peers, ours leading by
-  ``own_bonus``.
+  (``own_bonus``), as long as they hold the description the page shows as prose (else
+  trafilatura's reading, where that holds it); else the medoid of our blocks and both
+  peers, ours leading by ``own_bonus``.
 
 A reader that fails is an empty voice; the next one decides. Constants were chosen leaving
 one dataset out over the dev sets (docs/measurements.md).
