@@ -490,11 +490,11 @@ def test_each_decision_is_charged_the_readings_it_stands_on_though_made_before()
 
 
 def raw_decision(
-    shown: str, description: str, texts: dict[str, str]
+    shown: str, description: str, texts: dict[str, str], plain: bool = True
 ) -> tuple[object, dict[str, int]]:
-    """The decision on a raw page of older markup that shows ``shown`` and describes
-    itself as ``description``, its readers giving ``texts``: the decision and how often
-    each reader was asked."""
+    """The decision on a page of older markup that shows ``shown`` and describes itself
+    as ``description``, its readers giving ``texts`` (``plain`` False: a rendered page):
+    the decision and how often each reader was asked."""
     asked = dict.fromkeys(texts, 0)
 
     def reader(name: str) -> Callable[[], PeerExtraction]:
@@ -506,7 +506,7 @@ def raw_decision(
 
     readings = PageReadings({name: reader(name) for name in texts})
     raw = f"<html><head><title>Quay</title></head><body>{shown}</body></html>"
-    facts = PageFacts(plain=True, raw_html=raw, peers_read=True, descriptions=(description,))
+    facts = PageFacts(plain=plain, raw_html=raw, peers_read=True, descriptions=(description,))
     return decide(readings, facts), asked
 
 
@@ -528,3 +528,6 @@ def test_agreeing_readers_that_leave_out_the_description_shown_as_prose_give_way
     held = {**texts, DENSITY: "\n".join(story), "readability": "\n".join(story)}
     kept, asked = raw_decision(shown, story[0], held)
     assert kept.source == DENSITY and asked["trafilatura"] == 0
+    rendered, _ = raw_decision(shown, story[0], {**texts, OWN: teasers}, plain=False)
+    assert rendered.source == "trafilatura" and rendered.method == "unseen"
+    assert rendered.why.startswith("consensus: the blocks' text, text density agreeing")
