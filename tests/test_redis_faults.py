@@ -98,22 +98,25 @@ def test_foreign_keys_and_a_broken_published_model_stop_nothing(
 
 
 def test_redis_down_at_start_is_one_clear_error(tmp_path) -> None:
+    """The crawl and the enqueue each wait out the client's retries before they give up:
+    they run side by side."""
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
-    result = subprocess.run(
+    worker = subprocess.Popen(
         crawl(settings={**local_settings(tmp_path), "REDIS_URL": url}),
-        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+        cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr
-    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    try:
+        queued = module("spidercrawl.enqueue", "--redis", url, "--site", "npr.org")
+        _, stderr = worker.communicate(timeout=120)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(timeout=30)
+    assert worker.returncode == 1
+    assert "Traceback" not in stderr
+    errors = [line for line in stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and f"cannot reach Redis at {url}" in errors[0]
-    queued = module("spidercrawl.enqueue", "--redis", url, "--site", "npr.org")
     assert queued.returncode == 1 and "cannot reach Redis at" in queued.stderr
-
-
-def quick_settings(root: Path, url: str) -> dict[str, object]:
-    """A worker on Redis that stops soon once idle (no other worker to wait for)."""
-    return {**redis_settings(root, url), "REDIS_IDLE_CLOSE": 2}
 
 
 class AofRedis:
@@ -237,7 +240,7 @@ def test_redis_killed_right_after_a_step_loses_nothing(
     sites.write_text(demo_copies[0] + "\n", "utf-8")
     assert module("spidercrawl.enqueue", "--redis", server.url, str(sites)).returncode == 0
     arguments = ("-a", f"max_pages={pages}")
-    worker = start(crawl(*arguments, settings=quick_settings(tmp_path, proxy.url)),
+    worker = start(crawl(*arguments, settings=redis_settings(tmp_path, proxy.url)),
                    tmp_path / "worker.log")  # fmt: skip
     try:
         assert proxy.killed.wait(timeout=300), f"no {step} came"
@@ -248,7 +251,7 @@ def test_redis_killed_right_after_a_step_loses_nothing(
         client = redis.Redis.from_url(server.url)
         wait_for(lambda: not client.keys("spidercrawl:worker:*"), 60,
                  "the stopped worker's heartbeat to expire")  # fmt: skip
-        again = start(crawl(*arguments, settings=quick_settings(tmp_path, server.url)),
+        again = start(crawl(*arguments, settings=redis_settings(tmp_path, server.url)),
                       tmp_path / "again.log")  # fmt: skip
         assert again.wait(timeout=400) == 0
         assert collect(server.url, tmp_path).returncode == 0
@@ -278,7 +281,7 @@ def test_a_worker_holding_pages_of_a_site_not_yet_learned_stops_when_redis_dies(
     sites.write_text(demo_copies[0] + "\n", "utf-8")
     assert module("spidercrawl.enqueue", "--redis", server.url, str(sites)).returncode == 0
     arguments = ("-a", f"max_pages={PAGES}")
-    settings = quick_settings(tmp_path, server.url)
+    settings = redis_settings(tmp_path, server.url)
     worker = start(crawl(*arguments, settings=settings), tmp_path / "worker.log")
     try:
         wait_for(lambda: client.llen(f"spidercrawl:learn:{site}") >= 3, 300,

@@ -161,7 +161,9 @@ def redis_settings(root: Path, url: str) -> dict[str, object]:
     return {
         **local_settings(root),
         "REDIS_URL": url,
-        "REDIS_IDLE_CLOSE": 6,
+        # Idle, a worker stops at the engine's first idle check past this; requests still
+        # in flight hold it on their own bound (REDIS_WORKER_TIMEOUT).
+        "REDIS_IDLE_CLOSE": 2,
         "REDIS_WORKER_TIMEOUT": 3,  # a killed worker's pages go back after 3 s
         "REDIS_LEARN_LOCK": 20,
     }
