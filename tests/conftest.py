@@ -109,11 +109,13 @@ def crawl_articles(base_url: str, out: Path, models: Path, *settings: str, **arg
 @dataclass
 class LearnedDemo:
     """The demo crawled once as it is, its model learned: the crawl's result, its site
-    models and its state (``STATE_DIR``; the crawl ran with ``INCREMENTAL_ENABLED=False``)."""
+    models, its state (``STATE_DIR``; the crawl ran with ``INCREMENTAL_ENABLED=False``) and
+    its archive (``WARC_DIR``)."""
 
     result: CrawlResult
     models: Path
     state: Path
+    warc: Path
 
     def copy_to(self, root: Path) -> tuple[Path, Path]:
         """A copy of the models and the state under ``root`` (a test's own, to change)."""
@@ -134,7 +136,11 @@ def learned_demo(tmp_path_factory, chromium_path) -> LearnedDemo:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (shared / "done.json").exists():
             shared.mkdir(exist_ok=True)
-            settings = ("INCREMENTAL_ENABLED=False", f"STATE_DIR={shared / 'state'}")
+            settings = (
+                "INCREMENTAL_ENABLED=False",
+                f"STATE_DIR={shared / 'state'}",
+                f"WARC_DIR={shared / 'warc'}",
+            )
             with serving(DEMO_SITE) as server:
                 result = crawl_articles(
                     server.base_url, shared / "learned.jsonl", shared / "models", *settings
@@ -145,7 +151,7 @@ def learned_demo(tmp_path_factory, chromium_path) -> LearnedDemo:
     returncode = json.loads((shared / "done.json").read_text())["returncode"]
     items = read_jsonl(shared / "learned.jsonl") if (shared / "learned.jsonl").exists() else []
     result = CrawlResult(returncode, items, (shared / "log.txt").read_text("utf-8"))
-    return LearnedDemo(result, shared / "models", shared / "state")
+    return LearnedDemo(result, shared / "models", shared / "state", shared / "warc")
 
 
 @contextlib.contextmanager

@@ -10,19 +10,19 @@ from spidercrawl.evaluate.metrics import score_text
 from spidercrawl.runner import DEMO_SITE
 from spidercrawl.serve import serving
 from spidercrawl.snapshot import SiteSnapshot
-from tests.conftest import SITE, crawl_articles
+from tests.conftest import SITE, LearnedDemo, crawl_articles
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def learned(tmp_path_factory, chromium_path):
+def learned(tmp_path_factory, learned_demo: LearnedDemo):
+    """The run's learning crawl of the demo (``first``, archived), then a later crawl with
+    its model and one of a site too small to learn, both from the demo's server."""
     root = tmp_path_factory.mktemp("learn")
-    models = root / "models"
+    models, _ = learned_demo.copy_to(root)
+    first = learned_demo.result
     with serving(DEMO_SITE) as server:
-        first = crawl_articles(
-            server.base_url, root / "first.jsonl", models, f"WARC_DIR={root / 'warc-first'}"
-        )
         again = crawl_articles(
             server.base_url, root / "again.jsonl", models, f"WARC_DIR={root / 'warc-again'}",
             max_pages=4,
@@ -81,7 +81,9 @@ def test_a_site_too_small_to_learn_is_extracted_as_unseen(learned) -> None:
     assert all(item["text"] for item in small.items)
 
 
-def test_the_crawl_is_archived_and_its_archive_gives_the_same_articles(learned) -> None:
+def test_the_crawl_is_archived_and_its_archive_gives_the_same_articles(
+    learned, learned_demo: LearnedDemo
+) -> None:
     """The first crawl's WARC holds what was fetched (requests, responses as the server
     sent them) and the DOM of each rendered page (a conversion referring to its response);
     the extract command on the later crawl's WARC, with the site's model, gives the
@@ -95,7 +97,7 @@ def test_the_crawl_is_archived_and_its_archive_gives_the_same_articles(learned) 
 
     models, _, again, _ = learned
     root = models.parent
-    (archive,) = (root / "warc-first").glob(f"{SITE}-*.warc.gz")
+    (archive,) = learned_demo.warc.glob(f"{SITE}-*.warc.gz")
     with archive.open("rb") as file:
         records = list(ArchiveIterator(file))
         kinds = [r.rec_type for r in records]
