@@ -309,6 +309,17 @@ class ReliableScheduler(Scheduler):
             self.server.hdel(self.inflight_key, *entries)
             self.handed_out.difference_update(entries)
 
+    def release_ended(self) -> None:
+        """At the engine's idle check every request handed to this worker has ended: those
+        no item nor callback marked done (a 304 answer, a missing tdmrep.json, a failed
+        fetch) leave its in-flight hash, as at a finished close, so that no worker waits
+        for them. Entries Redis took for it but never handed stay, to be put back."""
+        if self.redis_failed or not self.handed_out:
+            return
+        with contextlib.suppress(NotDelivered):
+            GUARD(self.server.hdel, self.inflight_key, *self.handed_out)
+            self.handed_out.clear()
+
     def item_done(
         self, item: Any, response: Response | None = None, exception: Any = None, **_: Any
     ) -> None:

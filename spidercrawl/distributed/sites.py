@@ -164,7 +164,8 @@ class RedisSiteQueue:
         return False
 
     def _in_flight(self) -> int:
-        """The requests every worker's in-flight hash holds (this idle one's is empty)."""
+        """The requests every worker's in-flight hash holds (this idle one's holds only
+        what Redis took for it and never handed it)."""
         keys = self.redis.scan_iter(match=f"{self.prefix}:inflight:*", count=100)
         return sum(int(self.redis.hlen(key)) for key in keys)
 

@@ -260,7 +260,9 @@ class NewsSpider(scrapy.Spider):
 
     def on_idle(self, spider: scrapy.Spider | None = None) -> None:
         """With Redis: take the next site from the queue, or wait while others crawl."""
-        taken = self.site_queue.pop(self.crawler.engine.scheduler.worker)
+        scheduler = self.crawler.engine.scheduler
+        scheduler.release_ended()  # idle: what it was handed has ended
+        taken = self.site_queue.pop(scheduler.worker)
         if taken is not None:
             for request in self._start_site(taken.spec):
                 self.crawler.engine.crawl(request)
