@@ -98,10 +98,11 @@ def word_f1(first: Sequence[str], second: Sequence[str]) -> float:
 
 def holds_run(words: Sequence[str], run: Sequence[str]) -> bool:
     """Whether ``run`` occurs in ``words`` as consecutive words."""
+    run = list(run)
     if not run:
         return False
     first, length = run[0], len(run)
     return any(
-        word == first and list(words[start : start + length]) == list(run)
+        word == first and list(words[start : start + length]) == run
         for start, word in enumerate(words)
     )

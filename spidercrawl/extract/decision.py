@@ -332,21 +332,29 @@ def arbitrate(
         agreement = readings.agreement(DENSITY, READABILITY)
         if agreement >= settings.older_agreement:
             reader = settings.older_agreeing_reader
-            why = f"readability agrees with text density ({agreement:.2f})"
-            if facts is not None and _story_elsewhere(readings, facts, reader):
-                why += (
-                    ", but their reading leaves out the description the page shows as its "
-                    "prose: trafilatura's reading, which holds it"
-                )
-                agreed = readings.agreement(TRAFILATURA, reader)
-                verdict = Decision(TRAFILATURA, f"{described}: {why}", agreed)
-                return _with_failures(readings, verdict)
-            why += f": {reader}'s reading"
-            return _with_failures(readings, Decision(reader, f"{described}: {why}", agreement))
+            why = f"readability agrees with text density ({agreement:.2f}): {reader}'s reading"
+            agreed = Decision(reader, f"{described}: {why}", agreement)
+            return _with_failures(readings, _unless_story_elsewhere(readings, facts, agreed))
     names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if readings.has(n)]
     name, agreement = medoid_of(readings, names, {TRAFILATURA: settings.older_traf_lead})
     why = f"{described}: consensus of {len(names)} readers of the raw HTML"
     return _with_failures(readings, Decision(name, why, agreement))
+
+
+def _unless_story_elsewhere(
+    readings: PageReadings, facts: PageFacts | None, agreed: Decision
+) -> Decision:
+    """``agreed`` (a reading another reader agrees with), or trafilatura's reading where
+    the agreed one leaves out the description the page shows as its prose and
+    trafilatura's holds it (:func:`_story_elsewhere`; never without ``facts``)."""
+    if facts is None or not _story_elsewhere(readings, facts, agreed.source):
+        return agreed
+    why = (
+        f"{agreed.why}, but that reading leaves out the description the page shows as its "
+        "prose: trafilatura's reading, which holds it"
+    )
+    agreement = readings.agreement(TRAFILATURA, agreed.source)
+    return Decision(TRAFILATURA, why, round(agreement, 3), agreed.method)
 
 
 def _story_elsewhere(readings: PageReadings, facts: PageFacts, reader: str) -> bool:
@@ -409,27 +417,14 @@ def _never_seen(
         agreement = readings.agreement(own, DENSITY)
         if agreement >= settings.density_agreement:
             why = f"consensus: the blocks' text, text density agreeing ({agreement:.2f})"
-            return _unless_story_elsewhere(readings, facts, Decision(own, why, agreement, method))
+            agreed = Decision(own, why, round(agreement, 3), method)
+            return _unless_story_elsewhere(readings, facts, agreed)
     settled = _settled(readings, own, bonus)
     if settled is not None:
         why = f"consensus: the blocks' text, {FIRST_PEER} agreeing ({settled:.2f})"
-        return _unless_story_elsewhere(readings, facts, Decision(own, why, settled, method))
+        agreed = Decision(own, why, round(settled, 3), method)
+        return _unless_story_elsewhere(readings, facts, agreed)
     return _medoid_of_three(readings, own, bonus, method)
-
-
-def _unless_story_elsewhere(readings: PageReadings, facts: PageFacts, agreed: Decision) -> Decision:
-    """``agreed`` (our blocks' reading, another reader agreeing), or trafilatura's reading
-    where ours leaves out the description the page shows as its prose and trafilatura's
-    holds it (:func:`_story_elsewhere`)."""
-    if _story_elsewhere(readings, facts, agreed.source):
-        why = (
-            f"{agreed.why}, but it leaves out the description the page shows as its prose: "
-            "trafilatura's reading, which holds it"
-        )
-        agreement = readings.agreement(TRAFILATURA, agreed.source)
-        return Decision(TRAFILATURA, why, round(agreement, 3), agreed.method)
-    agreed.agreement = round(agreed.agreement or 0.0, 3)
-    return agreed
 
 
 def _settled(readings: PageReadings, own: str, bonus: float) -> float | None:

@@ -154,8 +154,8 @@ class FastPathMiddleware:
         # Bounds: parsing and the rules are linear in the page's size and elements, so these
         # two bound the time a page can take here; beyond them the browser has it. A page
         # over the size is read without its scripts' content where that brings it under.
-        if len(text) > self.max_bytes:
-            bounded = within_size(text, self.max_bytes)
+        bounded = within_size(text, self.max_bytes)
+        if bounded is not text:
             size = f"{len(response.body) / 2**20:.1f} MB of HTML"
             limit = f"FAST_PATH_MAX_BYTES ({self.max_bytes / 2**20:.1f} MB)"
             if bounded is None:
