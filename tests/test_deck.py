@@ -110,6 +110,21 @@ def test_the_og_description_is_the_deck_where_the_meta_one_is_the_first_paragrap
     assert lines(item["text"])[:2] == [DECK, STORY[0]]
 
 
+def test_a_deck_is_found_where_the_description_adds_a_sentence_of_the_sites_own():
+    """A description of the deck and a sentence the site adds to every page ("Read this by
+    ..."): the page shows the deck alone, and it still opens the article, on raw and
+    rendered pages. A description that opens with part of a paragraph is still no deck."""
+    described = f"{DECK} Read this by Ann Reporter on The Harbour Gazette, the daily since 1881."
+    page = news_page(f'<div class="lede"><span>{DECK}</span></div>', description=described)
+    item = extract_html(page, "https://gazette.example/bridge", headline_in_text=False)
+    assert lines(item["text"])[:2] == [DECK, STORY[0]]
+    texts = ["Home News Sport", "Harbour bridge to close", DECK, "By Ann Reporter", *STORY]
+    assert [deck.text for deck in decks_in_blocks(texts, [described])] == [DECK]
+    opening = "A ferry service will run every fifteen minutes from next month, the council said."
+    root = lxml.html.document_fromstring(news_page("", description=f"{opening} More to come."))
+    assert decks_in_document(root, [f"{opening} More to come."]) == []  # part of a paragraph
+
+
 def test_a_short_description_or_the_headline_is_no_deck():
     root = lxml.html.document_fromstring(news_page("<p>Harbour news in brief</p>"))
     assert decks_in_document(root, ["Harbour news in brief"]) == []  # under 8 words

@@ -484,6 +484,32 @@ def test_an_inline_element_on_a_line_of_its_own_is_judged_as_a_paragraph() -> No
     assert next(iter(dropped_kinds(inside))).getparent() is inside
 
 
+def test_a_sub_heading_every_story_repeats_stays_where_the_readers_keep_it() -> None:
+    """A Q&A template's sub-headings (an ``<h3>``, a paragraph of bold text) stand on every
+    page with the same words; where the readers keep them before the story's prose, they
+    are the story's, not the template's repeated text. A repeated heading before a list of
+    links stays out."""
+
+    def page(number: int) -> dict:
+        rng = random.Random(number)
+        story = [f"idea{number} {sentence(rng, 30)}" for _ in range(4)]
+        latest, big = "What's the Latest Development?", "What's the Big Idea?"
+        related = "".join(f"<li><a href='/r{number}{i}'>Related {i}</a></li>" for i in range(4))
+        html = (
+            "<html><body><div class='menu'><a href='/'>Home</a></div><div class='story'>"
+            f"<h3>{latest}</h3><p>{story[0]}</p><p>{story[1]}</p>"
+            f"<p><strong>{big}</strong></p><p>{story[2]}</p><p>{story[3]}</p>"
+            f"<h3>Related Content</h3><ul>{related}</ul>"
+            "</div><footer><p>(c) The Ideas</p></footer></body></html>"
+        )
+        kept = [latest, *story[:2], big, *story[2:]]
+        return agreed_item(html, [*kept, "Related Content"], kept)
+
+    text = text_of_a_new_page(page)
+    assert text.split("\n\n")[0] == "What's the Latest Development?", text
+    assert "What's the Big Idea?" in text and "Related Content" not in text
+
+
 def test_show_prints_the_summary_and_the_kinds_left_out_with_their_evidence(
     boxed_model: SiteModel,
 ) -> None:

@@ -10,6 +10,7 @@ already holds is not added again.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -75,23 +76,47 @@ def decks_of_field(value: Any) -> list[Deck]:
     return [deck for deck in decks if deck is not None]
 
 
-def _is_deck_text(words: Sequence[str], description: Sequence[str], titles: Iterable) -> bool:
-    if len(words) > MAX_LONGER * len(description) + 5:
-        return False
-    if word_f1(words, description) < MATCH:
+@dataclass(frozen=True)
+class Description:
+    """A description that may be the page's deck: its text, and the words of each form
+    the deck may take: the whole, and its opening sentences where the site adds one of its
+    own ("... Read this article by Mary Jo Foley on CNET News.")."""
+
+    text: str
+    forms: tuple[list[str], ...]
+
+    @property
+    def shortest(self) -> int:
+        return min(len(words) for words in self.forms)
+
+
+# A sentence's end in a description: the deck may be the sentences before it.
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)]*\s+(?=\S)")
+
+
+def _is_deck_text(words: Sequence[str], description: Description, titles: Iterable) -> bool:
+    if not any(
+        len(words) <= MAX_LONGER * len(form) + 5 and word_f1(words, form) >= MATCH
+        for form in description.forms
+    ):
         return False
     return not any(word_f1(words, title) >= MATCH for title in titles)
 
 
-def _wanted(descriptions: Sequence[str]) -> list[tuple[str, list[str]]]:
+def _wanted(descriptions: Sequence[str]) -> list[Description]:
     """The page's distinct descriptions (its meta, og and twitter ones, in that order)
-    that may be a deck, each with its words: a page's og:description is often its deck
-    where its meta description is the story's first paragraph."""
-    wanted: dict[str, tuple[str, list[str]]] = {}
+    that may be a deck: a page's og:description is often its deck where its meta
+    description is the story's first paragraph."""
+    wanted: dict[str, Description] = {}
     for description in descriptions[:MAX_DESCRIPTIONS]:
         words = tokenize(description) if isinstance(description, str) else []
         if MIN_WORDS <= len(words) <= MAX_WORDS:
-            wanted.setdefault(" ".join(words), (description, words))
+            forms = [words] + [
+                opening
+                for end in _SENTENCE_END.finditer(description)
+                if len(opening := tokenize(description[: end.start() + 1])) >= MIN_WORDS
+            ]
+            wanted.setdefault(" ".join(words), Description(description, tuple(forms)))
     return list(wanted.values())
 
 
@@ -147,9 +172,7 @@ def decks_in_document(
     if not wanted:
         return []
     title_words = [tokenize(t) for t in titles if t]
-    return _distinct(
-        _deck_in_document(root, first, description, title_words) for first, description in wanted
-    )
+    return _distinct(_deck_in_document(root, description, title_words) for description in wanted)
 
 
 def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
@@ -157,10 +180,10 @@ def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
 
 
 def _deck_in_document(
-    root: lxml.html.HtmlElement, first: str, description: list[str], title_words: list
+    root: lxml.html.HtmlElement, description: Description, title_words: list
 ) -> Deck | None:
-    part = " ".join(first.split()[:2])
-    longest = MAX_CHARS_A_WORD * (MAX_LONGER * len(description) + 5)
+    part = " ".join(description.text.split()[:2])
+    longest = MAX_CHARS_A_WORD * (MAX_LONGER * len(description.forms[0]) + 5)
     for node in itertools.islice(_TEXT_WITH(root, part=part), MAX_CANDIDATES):
         element = node.getparent()
         if element is None or element.tag in NOT_TEXT:
@@ -169,7 +192,7 @@ def _deck_in_document(
             content = element.text_content()
             if len(content) > longest:
                 element = None  # holds far more than a deck: not one, and not read
-            if element is None or len(tokenize(content)) >= 0.7 * len(description):
+            if element is None or len(tokenize(content)) >= 0.7 * description.shortest:
                 break
             element = element.getparent()
         if element is None or not _shown(element):
@@ -199,15 +222,15 @@ def decks_in_blocks(
     title_words = [tokenize(t) for t in titles if t]
     words = [tokenize(text) for text in texts]  # once, for every description
     return _distinct(
-        _deck_in_blocks(texts, words, description, title_words) for _, description in wanted
+        _deck_in_blocks(texts, words, description, title_words) for description in wanted
     )
 
 
 def _deck_in_blocks(
-    texts: Sequence[str], words: Sequence[list[str]], description: list[str], title_words: list
+    texts: Sequence[str], words: Sequence[list[str]], description: Description, title_words: list
 ) -> Deck | None:
     for index, block_words in enumerate(words):
-        if len(block_words) < 0.7 * len(description) or not _is_deck_text(
+        if len(block_words) < 0.7 * description.shortest or not _is_deck_text(
             block_words, description, title_words
         ):
             continue

@@ -64,6 +64,9 @@ EXCLUSION_COST = 0.005  # summed page F1 a selector must gain
 MIN_BARE_EXCLUSION_PAGES = 2
 MAX_TEMPLATE_LINES = 200  # the site's template lines a parser keeps to leave out
 MAX_TEMPLATE_LINE = 300  # characters
+# Headings below the title (:func:`_sub_heading`): a repeated one is the story's where
+# readers keep it before the story's prose (:func:`_story_headings`).
+SUB_HEADINGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 MAX_CONTAINERS = 4  # an ordered list: the first that matches a page is its container
 MAX_ROLE_LEVELS = 8  # an exclusion is offered for the roles this far above a unit
 MIN_CONTAINER_SHARE = 0.25  # a later container must serve this share of the pages left
@@ -520,9 +523,42 @@ def page_evidence(
             share = sum(phrase in reading for reading in phrases) / len(phrases)
             vote = 1 if share >= VOTE_KEEP else -1 if share <= 1 - VOTE_KEEP else 0
         units.append(Unit(element, words, vote, is_repeated, text))
+    _story_headings(units, phrases, dropped)
     kept = sum(u.words for u in units if u.vote > 0 and u.element not in dropped)
     sums = _subtree_sums(body, units, dropped)
     return PageEvidence(body, units, dropped, kept, sums, dropped_tops)
+
+
+def _story_headings(units: list[Unit], phrases: Sequence[str], dropped: set) -> None:
+    """A sub-heading the template repeats on every page (a Q&A's "What's the Big Idea?",
+    a recipe's "Directions") is the story's where the readers keep it and the story's own
+    prose follows it: it is voted in, not left out as the template's text."""
+    if not phrases:
+        return
+    for number, unit in enumerate(units):
+        if not unit.repeated or not _sub_heading(unit.element) or unit.element in dropped:
+            continue
+        following = next((u for u in units[number + 1 :] if u.element not in dropped), None)
+        if following is None or following.repeated or following.vote <= 0:
+            continue
+        phrase = _phrase(unit.text)
+        if sum(phrase in reading for reading in phrases) / len(phrases) >= VOTE_KEEP:
+            units[number] = Unit(unit.element, unit.words, 1, False, unit.text)
+
+
+def _sub_heading(element: lxml.html.HtmlElement) -> bool:
+    """A heading below the title: ``<h2>``-``<h6>``, or a paragraph all of whose text is
+    one bold element (``<p><strong>What's the Big Idea?</strong></p>``)."""
+    if element.tag in SUB_HEADINGS:
+        return True
+    children = [child for child in element if isinstance(child.tag, str)]
+    return (
+        element.tag == "p"
+        and len(children) == 1
+        and children[0].tag in ("b", "strong")
+        and not (element.text or "").strip()
+        and not (children[0].tail or "").strip()
+    )
 
 
 def _subtree_sums(
