@@ -446,11 +446,11 @@ def test_past_the_pages_time_budget_our_article_stands_and_says_so() -> None:
     assert "time budget was spent (0 s): the peers not asked" in spent.note
 
 
-def test_on_todays_markup_our_blocks_stand_where_readability_sides_with_them() -> None:
+def test_an_older_page_with_a_viewport_keeps_our_blocks_by_its_date() -> None:
     """An older page that carries a viewport: trafilatura's reading strays (a teaser list
-    here), our blocks and readability agree on the story. With trafilatura's lead the
-    medoid keeps our blocks; taking trafilatura's reading outright, as the decision did
-    before, delivers the teasers."""
+    here), our blocks and readability agree on the story. Dated 2012, it is read as older
+    markup and our blocks stand; undated, it is read as today's (trafilatura's reading).
+    With trafilatura's lead as a setting, the medoid keeps our blocks either way."""
     page, paragraphs = story_page(8)
     page["raw_html"] = page["raw_html"].replace(
         "<head>", '<head><meta name="viewport" content="width=device-width">'
@@ -458,12 +458,17 @@ def test_on_todays_markup_our_blocks_stand_where_readability_sides_with_them() -
     peers = Peers()
     teasers = " ".join(f"More stories from the harbour, number {n}." for n in range(6))
     peers.extractors = {**peers.extractors, "trafilatura": lambda html: teasers}
-    with_lead = ExtractionChain(UNSEEN, peers).extract(page, None)
+    undated = ExtractionChain(UNSEEN, peers).extract(page, None)
+    assert "trafilatura's reading" in undated.note and undated.extraction.text == teasers
+    dated = ExtractionChain(UNSEEN, peers).extract(
+        {**page, "og": {"article:published_time": "2012-05-01T10:00:00"}}, None
+    )
+    assert dated.method == "unseen" and "trafilatura" not in dated.note, dated.note
+    assert all(paragraph in dated.extraction.text for paragraph in paragraphs)
+    lead = replace(SETTINGS, modern_rendered_lead=0.4)
+    with_lead = ExtractionChain(UNSEEN, peers, settings=lead).extract(page, None)
     assert with_lead.note.startswith("consensus on today's markup (viewport): blocks's text")
     assert all(paragraph in with_lead.extraction.text for paragraph in paragraphs)
-    outright = replace(SETTINGS, modern_rendered_lead=None)
-    taken = ExtractionChain(UNSEEN, peers, settings=outright).extract(page, None)
-    assert "trafilatura's reading" in taken.note and taken.extraction.text == teasers
 
 
 def test_each_decision_is_charged_the_readings_it_stands_on_though_made_before() -> None:
@@ -490,7 +495,12 @@ def test_each_decision_is_charged_the_readings_it_stands_on_though_made_before()
 
 
 def raw_decision(
-    shown: str, description: str, texts: dict[str, str], plain: bool = True
+    shown: str,
+    description: str,
+    texts: dict[str, str],
+    plain: bool = True,
+    head: str = "",
+    published: str = "",
 ) -> tuple[object, dict[str, int]]:
     """The decision on a page of older markup that shows ``shown`` and describes itself
     as ``description``, its readers giving ``texts`` (``plain`` False: a rendered page):
@@ -505,8 +515,11 @@ def raw_decision(
         return read
 
     readings = PageReadings({name: reader(name) for name in texts})
-    raw = f"<html><head><title>Quay</title></head><body>{shown}</body></html>"
-    facts = PageFacts(plain=plain, raw_html=raw, peers_read=True, descriptions=(description,))
+    raw = f"<html><head><title>Quay</title>{head}</head><body>{shown}</body></html>"
+    facts = PageFacts(
+        plain=plain, raw_html=raw, peers_read=True, descriptions=(description,),
+        published=lambda: published,
+    )  # fmt: skip
     return decide(readings, facts), asked
 
 
@@ -531,3 +544,34 @@ def test_agreeing_readers_that_leave_out_the_description_shown_as_prose_give_way
     rendered, _ = raw_decision(shown, story[0], {**texts, OWN: teasers}, plain=False)
     assert rendered.source == "trafilatura" and rendered.method == "unseen"
     assert rendered.why.startswith("consensus: the blocks' text, text density agreeing")
+
+
+def test_a_page_dated_before_todays_web_is_read_as_older_markup_whatever_its_markers() -> None:
+    """A 2012 page with a viewport (a responsive blog of its day): where our blocks and text
+    density agree on its story, their reading stands on the rendered page and text
+    density's on the raw one; the same page dated 2024, or undated, is read as today's
+    markup (trafilatura's reading), and so is a page of 2007 served with lazy images (a
+    marker only today's tools write). The date is asked only of pages that carry a
+    marker."""
+    rng = random.Random(11)
+    story = "\n".join(sentence(rng, 30) for _ in range(5))
+    teaser = "\n".join(sentence(rng, 25) for _ in range(3))
+    viewport = '<meta name="viewport" content="width=device-width">'
+    texts = {DENSITY: story, "readability": story, "trafilatura": teaser}
+    rendered = {**texts, OWN: story}
+    for published in ("2012-03-04", "2012"):
+        old, _ = raw_decision(story, "", texts, head=viewport, published=published)
+        assert old.source == DENSITY, old.why
+        old_rendered, _ = raw_decision(story, "", rendered, False, viewport, published)
+        assert old_rendered.source == OWN, old_rendered.why
+    for published in ("2024-05-06", ""):
+        today, _ = raw_decision(story, "", texts, head=viewport, published=published)
+        assert today.source == "trafilatura" and "today's markup" in today.why
+    lazy = viewport + '<img loading="lazy" src="a.jpg">'  # made with today's tools
+    served, _ = raw_decision(story, "", texts, head=lazy, published="2007-07-09")
+    assert served.source == "trafilatura", served.why
+    asked: list[str] = []
+    facts = PageFacts(
+        plain=True, raw_html="<p>no marker</p>", published=lambda: asked.append("x") or ""
+    )
+    assert not facts.markup.modern and not SETTINGS.reads_as_today(facts.markup) and not asked

@@ -113,7 +113,8 @@ def test_the_og_description_is_the_deck_where_the_meta_one_is_the_first_paragrap
 def test_a_deck_is_found_where_the_description_adds_a_sentence_of_the_sites_own():
     """A description of the deck and a sentence the site adds to every page ("Read this by
     ..."): the page shows the deck alone, and it still opens the article, on raw and
-    rendered pages. A description that opens with part of a paragraph is still no deck."""
+    rendered pages. A description that opens with part of a paragraph is still no deck, and
+    an element that shows the whole description is the deck before one of its opening."""
     described = f"{DECK} Read this by Ann Reporter on The Harbour Gazette, the daily since 1881."
     page = news_page(f'<div class="lede"><span>{DECK}</span></div>', description=described)
     item = extract_html(page, "https://gazette.example/bridge", headline_in_text=False)
@@ -123,6 +124,11 @@ def test_a_deck_is_found_where_the_description_adds_a_sentence_of_the_sites_own(
     opening = "A ferry service will run every fifteen minutes from next month, the council said."
     root = lxml.html.document_fromstring(news_page("", description=f"{opening} More to come."))
     assert decks_in_document(root, [f"{opening} More to come."]) == []  # part of a paragraph
+    tagline = "News of the harbour bridge for the people of the old town and the quay."
+    whole = f"{tagline} {DECK}"
+    shown = f'<p class="tagline">{tagline}</p><div class="lede">{whole}</div>'
+    root = lxml.html.document_fromstring(news_page(shown, description=whole))
+    assert [deck.text for deck in decks_in_document(root, [whole])] == [whole]  # whole first
 
 
 def test_a_short_description_or_the_headline_is_no_deck():

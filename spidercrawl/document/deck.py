@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -24,6 +24,7 @@ from spidercrawl.text import tokenize, word_f1
 
 MIN_WORDS = 8  # a description shorter than this is a tagline, not a deck
 MAX_DESCRIPTIONS = 3  # the meta, og and twitter descriptions: each may be the deck
+MAX_OPENINGS = 4  # a description's opening sentences tried as the deck, besides the whole
 MAX_WORDS = 120  # ... and one longer than this no deck either (nor is its matching bounded)
 MAX_FIELD_CHARS = 8000  # a capture's deck and its following words, each at most
 MATCH = 0.8  # word F1 of an element's text with the description
@@ -89,6 +90,11 @@ class Description:
     def shortest(self) -> int:
         return min(len(words) for words in self.forms)
 
+    def one_form_at_a_time(self) -> Iterator[Description]:
+        """The whole description first, then each opening: the deck a page shows whole
+        is found before a shorter element that holds only its first sentence."""
+        return (Description(self.text, (form,)) for form in self.forms)
+
 
 # A sentence's end in a description: the deck may be the sentences before it.
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)]*\s+(?=\S)")
@@ -111,11 +117,12 @@ def _wanted(descriptions: Sequence[str]) -> list[Description]:
     for description in descriptions[:MAX_DESCRIPTIONS]:
         words = tokenize(description) if isinstance(description, str) else []
         if MIN_WORDS <= len(words) <= MAX_WORDS:
-            forms = [words] + [
+            openings = (
                 opening
                 for end in _SENTENCE_END.finditer(description)
                 if len(opening := tokenize(description[: end.start() + 1])) >= MIN_WORDS
-            ]
+            )
+            forms = [words, *itertools.islice(openings, MAX_OPENINGS)]
             wanted.setdefault(" ".join(words), Description(description, tuple(forms)))
     return list(wanted.values())
 
@@ -172,7 +179,25 @@ def decks_in_document(
     if not wanted:
         return []
     title_words = [tokenize(t) for t in titles if t]
-    return _distinct(_deck_in_document(root, description, title_words) for description in wanted)
+    decks = []
+    for description in wanted:
+        part = " ".join(description.text.split()[:2])  # the text nodes looked at, once
+        nodes = list(itertools.islice(_TEXT_WITH(root, part=part), MAX_CANDIDATES))
+        if nodes:
+            decks.append(
+                _first_found(
+                    description,
+                    lambda form, nodes=nodes: _deck_in_document(nodes, form, title_words),
+                )
+            )
+    return _distinct(decks)
+
+
+def _first_found(
+    description: Description, find: Callable[[Description], Deck | None]
+) -> Deck | None:
+    """The deck ``find`` finds for the whole description, else for its first opening."""
+    return next(filter(None, map(find, description.one_form_at_a_time())), None)
 
 
 def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
@@ -180,11 +205,12 @@ def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
 
 
 def _deck_in_document(
-    root: lxml.html.HtmlElement, description: Description, title_words: list
+    nodes: Sequence[Any], description: Description, title_words: list
 ) -> Deck | None:
-    part = " ".join(description.text.split()[:2])
+    """The deck among the elements of the text ``nodes`` (and their ancestors) that hold
+    the description's first words."""
     longest = MAX_CHARS_A_WORD * (MAX_LONGER * len(description.forms[0]) + 5)
-    for node in itertools.islice(_TEXT_WITH(root, part=part), MAX_CANDIDATES):
+    for node in nodes:
         element = node.getparent()
         if element is None or element.tag in NOT_TEXT:
             continue  # a script's data: never climbed from
@@ -222,7 +248,8 @@ def decks_in_blocks(
     title_words = [tokenize(t) for t in titles if t]
     words = [tokenize(text) for text in texts]  # once, for every description
     return _distinct(
-        _deck_in_blocks(texts, words, description, title_words) for description in wanted
+        _first_found(description, lambda form: _deck_in_blocks(texts, words, form, title_words))
+        for description in wanted
     )
 
 

@@ -34,6 +34,7 @@ from spidercrawl.extract.decision import (
     PageFacts,
     decide,
 )
+from spidercrawl.extract.metadata import publication_dates
 from spidercrawl.extract.readers import (
     BLOCKS,
     DENSITY,
@@ -123,6 +124,7 @@ class ExtractionChain:
             enough_chars=site.enough_chars if site is not None and not page.plain else None,
             sure=site.sure if site is not None and not page.plain else None,
             descriptions=tuple(d for d in page.get("descriptions") or () if isinstance(d, str)),
+            published=lambda: publication_dates(page)[0],
         )
         return PageReadings(readers, deadline, page.get("url")), facts
 

@@ -3,28 +3,30 @@
 Given a page's readings (:class:`~spidercrawl.extract.readers.PageReadings`: the readers
 available on this page, each run at most once and only when asked) and what the page
 says of itself (fetched with or without a browser, its markup's age), :func:`decide`
-names the reading to deliver and why, in words. Every way a page is read is a case of it:
+names the reading to deliver and why, in words. A page is of today's markup where it
+carries a viewport, JSON-LD or lazy images and does not say it was published before
+``today_since`` (a responsive blog of 2012 is of the older web). Every way a page is read
+is a case of it:
 
 - **raw HTML, the site's parser at hand** (the fast path, ``extract_html`` with a model):
   the parser's article where the page's prose agrees with it, or text density's reading
   does, or readability's does (``rules_agreement``); else the medoid of the four, the
   parser first among equals;
-- **raw HTML, no parser**: the arbiter: on today's markup (a viewport, JSON-LD, lazy
-  images) trafilatura's reading where it finds an article (its reading that keeps more,
-  then the medoid, where it finds almost nothing); on older markup text density's reading
-  where readability agrees with it (``older_agreement``) and it holds the description the
-  page shows as prose (else trafilatura's, where that holds it), else the medoid of the
-  three, trafilatura leading by ``older_traf_lead``;
+- **raw HTML, no parser**: the arbiter: on today's markup trafilatura's reading where it
+  finds an article (its reading that keeps more, then the medoid, where it finds almost
+  nothing); on older markup text density's reading where readability agrees with it
+  (``older_agreement``) and it holds the description the page shows as prose (else
+  trafilatura's, where that holds it), else the medoid of the three, trafilatura leading
+  by ``older_traf_lead``;
 - **a rendered page of a learned site**: the layout's parser where it serves the page and
   takes its prose; a page of no layout the site knows gets a never-seen page's vote with
   the site's template cut from our blocks; else the layout's classifier (checked by the
   peers unless it is sure), the blocks in its article container, the cross-site blocks
   (voted on), text density less the template (checked);
 - **a rendered page of a site never seen**: on today's markup, where trafilatura finds an
-  article, the medoid of our blocks and both peers with trafilatura leading by
-  ``modern_rendered_lead`` (our blocks stand where readability agrees with them far more
-  than with trafilatura: the older pages that carry a viewport or JSON-LD); else our blocks
-  where text density agrees with them (``density_agreement``) or the quicker peer does
+  article, trafilatura's reading (``modern_rendered_lead`` None; a number: the medoid of
+  our blocks and both peers with trafilatura leading by it); else our blocks where text
+  density agrees with them (``density_agreement``) or the quicker peer does
   (``own_bonus``), as long as they hold the description the page shows as prose (else
   trafilatura's reading, where that holds it); else the medoid of our blocks and both
   peers, ours leading by ``own_bonus``.
@@ -65,6 +67,15 @@ MIN_ARTICLE_WORDS = 10
 DESCRIPTION_OPENING_WORDS = 10
 
 
+# The year from which a page's own date no longer says it is of the older web: responsive
+# pages (a viewport) spread from about 2012, JSON-LD and lazy images later. Not chosen on
+# the dev sets (docs/measurements.md).
+TODAY_SINCE = 2015
+# The markers a page's date can overrule: a viewport was written from about 2012 on; JSON-LD
+# and lazy images say the page was made with today's tools, whatever its story's date.
+DATED_MARKERS = frozenset({"viewport"})
+
+
 @dataclass(frozen=True)
 class DecisionSettings:
     """The decision's constants (see the module doc for where each acts)."""
@@ -87,11 +98,27 @@ class DecisionSettings:
     # Rendered, today's markup: None, trafilatura's reading where it finds an article; a
     # number, the medoid of our blocks and both peers, trafilatura leading by it (our
     # blocks' own lead does not count there).
-    modern_rendered_lead: float | None = 0.4
+    modern_rendered_lead: float | None = None
+
+    # A page that says it was published before this year is of the older web whatever its
+    # markup's markers (None: the markers alone decide).
+    today_since: int | None = TODAY_SINCE
 
     def reads_as_today(self, markup: MarkupEvidence) -> bool:
-        """Whether a page of ``markup`` is read as today's markup."""
-        return self.markers is not None and bool(set(markup.markers) & set(self.markers))
+        """Whether a page of ``markup`` is read as today's markup: it carries one of the
+        ``markers`` and does not say it was published before ``today_since``."""
+        if self.markers is None or not set(markup.markers) & set(self.markers):
+            return False
+        return not self.dated_older(markup)
+
+    def dated_older(self, markup: MarkupEvidence) -> bool:
+        """Whether the page says it was published before ``today_since`` and carries no
+        marker that only today's tools write (JSON-LD, lazy images: a story of 2007 served
+        in today's template is read as today's markup)."""
+        if set(markup.markers) - DATED_MARKERS or self.today_since is None:
+            return False
+        year = markup.published_year
+        return year is not None and year < self.today_since
 
 
 SETTINGS = DecisionSettings()
@@ -111,27 +138,41 @@ _MARKER_PIECES = {"viewport": "ewport", "json-ld": "ld+j", "lazy images": "lazy"
 
 @dataclass(frozen=True)
 class MarkupEvidence:
-    """What a page's raw HTML says of its age: the markers of today's markup found."""
+    """What a page says of its age: the markers of today's markup its raw HTML carries,
+    and the date it says it was published (ISO 8601, "" where unknown), read only where
+    asked: a page of older markup never asks."""
 
     markers: tuple[str, ...] = ()
+    published: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def modern(self) -> bool:
         return bool(self.markers)
 
+    @functools.cached_property
+    def published_year(self) -> int | None:
+        date = self.published() if self.published is not None else ""
+        return int(date[:4]) if date[:4].isdigit() else None
+
     def describe(self) -> str:
-        return f"today's markup ({', '.join(self.markers)})" if self.markers else "older markup"
+        if not self.markers:
+            return "older markup"
+        year = self.published_year if self.published is not None else None
+        dated = f"; published {year}" if year is not None else ""
+        return f"today's markup ({', '.join(self.markers)}{dated})"
 
 
-def markup_evidence(raw_html: str) -> MarkupEvidence:
-    """The markers of today's markup in ``raw_html`` (a viewport, JSON-LD, lazy images)."""
+def markup_evidence(raw_html: str, published: Callable[[], str] | None = None) -> MarkupEvidence:
+    """The markers of today's markup in ``raw_html`` (a viewport, JSON-LD, lazy images), and
+    where asked the page's date of publication (``published``)."""
     lowered = raw_html.lower()
     return MarkupEvidence(
         tuple(
             name
             for name, pattern in _MODERN_MARKERS.items()
             if _MARKER_PIECES[name] in lowered and pattern.search(raw_html)
-        )
+        ),
+        published,
     )
 
 
@@ -152,12 +193,13 @@ class PageFacts:
     enough_chars: Callable[[], int] | None = None
     sure: Callable[[Any], bool] | None = None
     descriptions: tuple[str, ...] = ()  # the page's own: meta, og, twitter
+    published: Callable[[], str] | None = None  # the date it says it was published
 
     @functools.cached_property
     def markup(self) -> MarkupEvidence:
         """The markers of today's markup in the raw HTML, looked for when first asked (a
         page the site's parser reads on the fast path never asks)."""
-        return markup_evidence(self.raw_html)
+        return markup_evidence(self.raw_html, self.published)
 
     @functools.cached_property
     def shown_words(self) -> list[str]:
