@@ -111,6 +111,12 @@ class DecisionSettings:
             return False
         return not self.dated_older(markup)
 
+    def describe(self, markup: MarkupEvidence) -> str:
+        """``markup`` in words, as this decision reads it."""
+        if self.dated_older(markup):
+            return f"older markup (published {markup.published_year}; its only marker a viewport)"
+        return markup.describe()
+
     def dated_older(self, markup: MarkupEvidence) -> bool:
         """Whether the page says it was published before ``today_since`` and carries no
         marker that only today's tools write (JSON-LD, lazy images: a story of 2007 served
@@ -155,11 +161,7 @@ class MarkupEvidence:
         return int(date[:4]) if date[:4].isdigit() else None
 
     def describe(self) -> str:
-        if not self.markers:
-            return "older markup"
-        year = self.published_year if self.published is not None else None
-        dated = f"; published {year}" if year is not None else ""
-        return f"today's markup ({', '.join(self.markers)}{dated})"
+        return f"today's markup ({', '.join(self.markers)})" if self.markers else "older markup"
 
 
 def markup_evidence(raw_html: str, published: Callable[[], str] | None = None) -> MarkupEvidence:
@@ -356,7 +358,7 @@ def arbitrate(
     """The article of a never-seen page's raw HTML (see the module doc); ``facts`` give
     the page's description and shown text for :func:`_story_elsewhere`."""
     verdict = todays_reading(readings, markup, settings)
-    described = markup.describe()
+    described = settings.describe(markup)
     if verdict is not None:
         return _with_failures(readings, verdict)
     if settings.reads_as_today(markup) and readings.has(TRAFILATURA):
