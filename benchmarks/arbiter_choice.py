@@ -13,7 +13,8 @@ held out, the setting with the best mean gain over trafilatura on the others is 
 scored on it; the last line is the choice on all of them (what ships). ``--extra`` adds
 datasets outside ``--datasets`` (wcxb-dev, unpacked). The readings alone are decided on:
 the check of agreeing readers against the description the page shows (it needs the
-page's own text, and no constant of the grid touches it) is left out.
+page's own text, and no constant of the grid touches it) is left out, and so is the page's
+date (a page whose only marker is a viewport is read as today's here whatever its date).
 """
 
 from __future__ import annotations
