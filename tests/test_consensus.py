@@ -574,4 +574,5 @@ def test_a_page_dated_before_todays_web_is_read_as_older_markup_whatever_its_mar
     facts = PageFacts(
         plain=True, raw_html="<p>no marker</p>", published=lambda: asked.append("x") or ""
     )
-    assert not facts.markup.modern and not SETTINGS.reads_as_today(facts.markup) and not asked
+    assert not facts.markup.modern and not SETTINGS.reads_as_today(facts.markup)
+    assert SETTINGS.describe(facts.markup) == "older markup" and not asked

@@ -121,7 +121,7 @@ class DecisionSettings:
         """Whether the page says it was published before ``today_since`` and carries no
         marker that only today's tools write (JSON-LD, lazy images: a story of 2007 served
         in today's template is read as today's markup)."""
-        if set(markup.markers) - DATED_MARKERS or self.today_since is None:
+        if not markup.markers or set(markup.markers) - DATED_MARKERS or self.today_since is None:
             return False
         year = markup.published_year
         return year is not None and year < self.today_since

@@ -535,11 +535,12 @@ def _story_headings(units: list[Unit], phrases: Sequence[str], dropped: set) -> 
     prose follows it: it is voted in, not left out as the template's text."""
     if not phrases:
         return
-    for number, unit in enumerate(units):
-        if not unit.repeated or not _sub_heading(unit.element) or unit.element in dropped:
+    counted = [number for number, unit in enumerate(units) if unit.element not in dropped]
+    for number, following in itertools.pairwise(counted):
+        unit, after = units[number], units[following]
+        if not unit.repeated or not _sub_heading(unit.element):
             continue
-        following = next((u for u in units[number + 1 :] if u.element not in dropped), None)
-        if following is None or following.repeated or following.vote <= 0:
+        if after.repeated or after.vote <= 0:
             continue
         phrase = _phrase(unit.text)
         if sum(phrase in reading for reading in phrases) / len(phrases) >= VOTE_KEEP:
