@@ -576,3 +576,25 @@ def test_a_page_dated_before_todays_web_is_read_as_older_markup_whatever_its_mar
     )
     assert not facts.markup.modern and not SETTINGS.reads_as_today(facts.markup)
     assert SETTINGS.describe(facts.markup) == "older markup" and not asked
+
+
+def test_extract_html_reads_a_page_of_2012_with_a_viewport_as_older_markup() -> None:
+    """The date reaches the decision on every way in that reads raw HTML (``extract_html``,
+    and through it the extract command and the datatrove step): a page of 2012 whose only
+    marker is a viewport is read as older markup, the same page dated 2024 as today's."""
+    from spidercrawl.extract.api import extract_html
+
+    item, paragraphs = story_page(5)
+
+    def page(published: str) -> str:
+        head = (
+            '<head><meta name="viewport" content="width=device-width">'
+            f'<meta property="article:published_time" content="{published}">'
+        )
+        return item["raw_html"].replace("<head>", head)
+
+    older = extract_html(page("2012-05-01T10:00:00"), "https://harbourtimes.example/a")
+    assert "older markup (published 2012; its only marker a viewport)" in older["method_note"]
+    assert older["published"].startswith("2012") and paragraphs[0] in older["text"]
+    today = extract_html(page("2024-05-01T10:00:00"), "https://harbourtimes.example/a")
+    assert "today's markup (viewport)" in today["method_note"], today["method_note"]
