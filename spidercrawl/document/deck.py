@@ -80,31 +80,23 @@ def decks_of_field(value: Any) -> list[Deck]:
 @dataclass(frozen=True)
 class Description:
     """A description that may be the page's deck: its text, and the words of each form
-    the deck may take: the whole, and its opening sentences where the site adds one of its
-    own ("... Read this article by Mary Jo Foley on CNET News.")."""
+    the deck may take, tried in turn: the whole (a deck the page shows whole is found
+    before a shorter element that holds only its first sentence), then its opening
+    sentences where the site adds one of its own ("... Read this article by Mary Jo Foley
+    on CNET News.")."""
 
     text: str
     forms: tuple[list[str], ...]
-
-    @property
-    def shortest(self) -> int:
-        return min(len(words) for words in self.forms)
-
-    def one_form_at_a_time(self) -> Iterator[Description]:
-        """The whole description first, then each opening: the deck a page shows whole
-        is found before a shorter element that holds only its first sentence."""
-        return (Description(self.text, (form,)) for form in self.forms)
 
 
 # A sentence's end in a description: the deck may be the sentences before it.
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)]*\s+(?=\S)")
 
 
-def _is_deck_text(words: Sequence[str], description: Description, titles: Iterable) -> bool:
-    if not any(
-        len(words) <= MAX_LONGER * len(form) + 5 and word_f1(words, form) >= MATCH
-        for form in description.forms
-    ):
+def _is_deck_text(words: Sequence[str], description: Sequence[str], titles: Iterable) -> bool:
+    if len(words) > MAX_LONGER * len(description) + 5:
+        return False
+    if word_f1(words, description) < MATCH:
         return False
     return not any(word_f1(words, title) >= MATCH for title in titles)
 
@@ -193,11 +185,9 @@ def decks_in_document(
     return _distinct(decks)
 
 
-def _first_found(
-    description: Description, find: Callable[[Description], Deck | None]
-) -> Deck | None:
+def _first_found(description: Description, find: Callable[[list[str]], Deck | None]) -> Deck | None:
     """The deck ``find`` finds for the whole description, else for its first opening."""
-    return next(filter(None, map(find, description.one_form_at_a_time())), None)
+    return next(filter(None, map(find, description.forms)), None)
 
 
 def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
@@ -205,11 +195,11 @@ def _distinct(decks: Iterable[Deck | None]) -> list[Deck]:
 
 
 def _deck_in_document(
-    nodes: Sequence[Any], description: Description, title_words: list
+    nodes: Sequence[Any], description: list[str], title_words: list
 ) -> Deck | None:
     """The deck among the elements of the text ``nodes`` (and their ancestors) that hold
     the description's first words."""
-    longest = MAX_CHARS_A_WORD * (MAX_LONGER * len(description.forms[0]) + 5)
+    longest = MAX_CHARS_A_WORD * (MAX_LONGER * len(description) + 5)
     for node in nodes:
         element = node.getparent()
         if element is None or element.tag in NOT_TEXT:
@@ -218,7 +208,7 @@ def _deck_in_document(
             content = element.text_content()
             if len(content) > longest:
                 element = None  # holds far more than a deck: not one, and not read
-            if element is None or len(tokenize(content)) >= 0.7 * description.shortest:
+            if element is None or len(tokenize(content)) >= 0.7 * len(description):
                 break
             element = element.getparent()
         if element is None or not _shown(element):
@@ -254,10 +244,10 @@ def decks_in_blocks(
 
 
 def _deck_in_blocks(
-    texts: Sequence[str], words: Sequence[list[str]], description: Description, title_words: list
+    texts: Sequence[str], words: Sequence[list[str]], description: list[str], title_words: list
 ) -> Deck | None:
     for index, block_words in enumerate(words):
-        if len(block_words) < 0.7 * description.shortest or not _is_deck_text(
+        if len(block_words) < 0.7 * len(description) or not _is_deck_text(
             block_words, description, title_words
         ):
             continue
