@@ -461,6 +461,37 @@ def test_a_copyright_line_is_left_out_even_where_every_reader_keeps_it() -> None
     assert text.startswith("wire40") and "Copyright" not in text
 
 
+def test_readers_comments_in_the_container_are_left_out_even_where_every_reader_keeps_them() -> (
+    None
+):
+    """A blog's comments inside the post's container (``div#comments`` holding a
+    ``dl#comment_list``), kept by every reader: what its readers answered, not what the
+    publisher wrote. A ``div.commentary`` is a column, and stays."""
+
+    def page(number: int) -> dict:
+        rng = random.Random(number + 100)
+        comments = [f"reader{number}-{i} {sentence(rng, 14)}" for i in range(3)]
+        return wire_story(number, "\n\n".join(comments), lambda story, joined: (
+            "".join(f"<p>{line}</p>" for line in story[:2])
+            + f"<div class='commentary'><p>{story[2]}</p></div>"
+            + "<div id='comments'><h3>3 Responses</h3><dl id='comment_list'>"
+            + "".join(
+                f"<dt class='comment-author'>Reader {i}</dt><dd class='comment even'><p>{c}</p></dd>"
+                for i, c in enumerate(joined.split("\n\n"))
+            )
+            + "</dl></div>"
+        ))  # fmt: skip
+
+    text = text_of_a_new_page(page)
+    assert text.startswith("wire40") and text.split("\n\n")[-1].startswith("wire40"), text
+    assert "reader40" not in text and "Responses" not in text
+    comments = lxml.html.fromstring(
+        "<div><section class='article-comments'><p>x</p></section><div class='commentary'>"
+        "<p>y</p></div><ol class='commentlist'><li>z</li></ol></div>"
+    )
+    assert [e.get("class") for e in dropped_kinds(comments)] == ["article-comments", "commentlist"]
+
+
 def test_an_inline_element_on_a_line_of_its_own_is_judged_as_a_paragraph() -> None:
     """A notice set as a ``<span>`` between the story's blocks (a comment and an empty
     anchor beside it) shows as a line of its own: a copyright line, left out by the

@@ -12,7 +12,7 @@ another training page too (a template's line) counts as left out, whoever keeps 
   ordered list where some pages lack the first (template drift within a layout).
 - **Exclusions inside it**: kinds that are never the story, recognised by markup alone
   (:func:`never_the_story`: figures and captions, embedded posts, link lists, contact
-  lines), and roles of the site (tag and stable classes) the vote leaves out, each kept
+  lines, readers' comments), and roles of the site (tag and stable classes) the vote leaves out, each kept
   only where it raises the agreement by more than a selector's cost.
 
 The parser is data (:class:`ParserPart` records of :class:`~.selectors.Step` selectors)
@@ -92,6 +92,11 @@ MAX_CONTACT_WORDS = 16  # a contact line is short: an address in a sentence is t
 # ``wp-caption-text``, ``photoCredit``, ``cap``): never a site's one name, a kind's.
 CAPTION_CLASS = re.compile(r"caption|(?:^|[\s_-])(?:cap|credits?|photo-?credit)(?:$|[\s_-])", re.I)
 MAX_CAPTION_WORDS = 80
+# Readers' comments under the story, by an id or class that names them (``#comments``,
+# ``ol.commentlist``, ``div.article-comments``, ``#disqus_thread``): a corpus of articles
+# holds what the publisher wrote, not what its readers answered.
+COMMENTS_NAME = re.compile(r"^(?:comments?|commentlist|disqus|dsq)$", re.I)
+COMMENTS_TAGS = frozenset({"div", "section", "ol", "ul", "dl", "table"})
 # A line that dates the page ("Page last updated at 10:31 GMT", "Posted on May 3, 2012"),
 # or names its author ("By Jane Smith and John Doe"): short, and led by what it is.
 DATE_LEAD = re.compile(
@@ -360,12 +365,22 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
         return "a contact line"
     if 0 < words <= MAX_CAPTION_WORDS and CAPTION_CLASS.search(element.get("class") or ""):
         return "a caption"
+    if tag in COMMENTS_TAGS and _names_comments(element):
+        return "readers' comments"
     if has_blocks or not words or (tag not in BLOCK_TAGS and not _on_a_line_of_its_own(element)):
         return ""
     text = " ".join(" ".join(element.itertext()).split())
     return _line_kind(
         tag, text, words, counts.links.get(element, 0), counts.link_words.get(element, 0)
     )
+
+
+def _names_comments(element: lxml.html.HtmlElement) -> bool:
+    """Whether an id or class token of ``element`` names readers' comments: one of its
+    parts (split at ``-`` and ``_``) is ``comments``, ``commentlist`` or a comment
+    service's name (``comment-body`` and ``article-comments`` are; ``commentary`` is not)."""
+    names = f"{element.get('id') or ''} {element.get('class') or ''}"
+    return any(COMMENTS_NAME.match(part) for part in re.split(r"[\s_-]+", names) if part)
 
 
 def _on_a_line_of_its_own(element: lxml.html.HtmlElement) -> bool:
@@ -1063,7 +1078,7 @@ KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view 
 SHAPE_KINDS = frozenset({"a caption", "a date line", "a byline", "a line of one link"})
 # Kinds left out whatever the vote: readers that keep a wire story's copyright notice keep
 # it as the page's text, never as its story.
-ALWAYS_OUT_KINDS = frozenset({"a copyright line", "a comment count"})
+ALWAYS_OUT_KINDS = frozenset({"a copyright line", "a comment count", "readers' comments"})
 SHAPE_KEPT_SHARE = 0.5
 
 
