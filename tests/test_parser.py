@@ -476,7 +476,8 @@ def test_readers_comments_in_the_container_are_left_out_even_where_every_reader_
             + f"<div class='commentary'><p>{story[2]}</p></div>"
             + "<div id='comments'><h3>3 Responses</h3><dl id='comment_list'>"
             + "".join(
-                f"<dt class='comment-author'>Reader {i}</dt><dd class='comment even'><p>{c}</p></dd>"
+                f"<dt class='comment-author'>Reader {i}</dt>"
+                f"<dd class='comment even'><p>{c}</p></dd>"
                 for i, c in enumerate(joined.split("\n\n"))
             )
             + "</dl></div>"

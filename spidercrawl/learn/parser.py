@@ -12,8 +12,8 @@ another training page too (a template's line) counts as left out, whoever keeps 
   ordered list where some pages lack the first (template drift within a layout).
 - **Exclusions inside it**: kinds that are never the story, recognised by markup alone
   (:func:`never_the_story`: figures and captions, embedded posts, link lists, contact
-  lines, readers' comments), and roles of the site (tag and stable classes) the vote leaves out, each kept
-  only where it raises the agreement by more than a selector's cost.
+  lines, readers' comments), and roles of the site (tag and stable classes) the vote
+  leaves out, each kept only where it raises the agreement by more than a selector's cost.
 
 The parser is data (:class:`ParserPart` records of :class:`~.selectors.Step` selectors)
 and :func:`cut` applies it to any parsed page, raw or rendered.
