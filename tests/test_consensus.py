@@ -578,6 +578,25 @@ def test_a_page_dated_before_todays_web_is_read_as_older_markup_whatever_its_mar
     assert SETTINGS.describe(facts.markup) == "older markup" and not asked
 
 
+def test_an_article_is_delivered_without_soft_hyphens_and_zero_width_spaces() -> None:
+    """A page that breaks its words with ``&shy;`` and zero-width spaces, read by our own
+    readers (older markup): its article, title and HTML hold the words whole, as a corpus
+    wants them."""
+    from spidercrawl.extract.api import extract_html
+
+    item, paragraphs = story_page(6)
+    broken = item["raw_html"].replace("A story<", "A be&shy;loved story<")
+    first = paragraphs[0].split()
+    rest = " ".join(first[2:])
+    broken = broken.replace(paragraphs[0], f"{first[0]}&shy;{first[1]} &#8203;{rest}")
+    article = extract_html(broken, "https://harbourtimes.example/b")
+    assert "older markup" in article["method_note"] or "consensus" in article["method_note"]
+    assert f"{first[0]}{first[1]} {rest}" in article["text"], article["text"]
+    for field in ("text", "html", "markdown", "title"):
+        assert "\u00ad" not in article[field] and "\u200b" not in article[field], field
+    assert article["title"] == "A beloved story"
+
+
 def test_extract_html_reads_a_page_of_2012_with_a_viewport_as_older_markup() -> None:
     """The date reaches the decision on every way in that reads raw HTML (``extract_html``,
     and through it the extract command and the datatrove step): a page of 2012 whose only

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import random
 
-from spidercrawl.text import _TOKEN, tokenize
+from spidercrawl.text import _TOKEN, tokenize, without_invisible
 
 
 def _general(text: str) -> list[str]:
-    return _TOKEN.findall(text.casefold())
+    return _TOKEN.findall(without_invisible(text.casefold()))
 
 
 def test_the_quick_path_finds_the_general_patterns_tokens() -> None:
@@ -32,3 +32,13 @@ def test_text_beyond_latin1_takes_the_general_pattern() -> None:
     for text in ("µ-meter", "Ελληνικά και English", "日本語のテキスト and text", "مرحبا بالعالم"):
         assert tokenize(text) == _general(text)
     assert tokenize("北京 news") == ["北", "京", "news"]
+
+
+def test_a_word_broken_by_soft_hyphens_or_zero_width_spaces_is_one_word() -> None:
+    """``be&shy;lieb&shy;te`` is "beliebte" to every reader, whether it keeps the soft
+    hyphens (our blocks) or drops them (trafilatura); the zero-width non-joiner that shapes
+    a Persian word stays in it."""
+    assert tokenize("Der be\u00adlieb\u00adte Tarif\u200b") == ["der", "beliebte", "tarif"]
+    assert tokenize("\ufeffSema\u2060glutid") == ["semaglutid"]
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # with a non-joiner
+    assert without_invisible(persian) == persian
