@@ -421,6 +421,61 @@ def test_a_page_read_from_its_raw_html_is_scored_as_the_crawl_extracts_it(tmp_pa
     assert learned.note == "raw HTML: density" and learned.f1 > 0.9
 
 
+def test_the_fast_path_is_scored_as_the_crawl_delivers_it_deck_included(tmp_path: Path) -> None:
+    """The ``rules`` method scores the item a crawl's fast path makes of the raw HTML: its
+    own metadata and deck read there (a deck shown above the learned container, which the
+    parser does not cut), not the rendered page's fields without the deck."""
+    import random
+
+    from spidercrawl.evaluate.site_methods import SiteJob, _score_fast_path
+    from spidercrawl.learn.consensus_labels import CONSENSUS_FIELD, ConsensusArticle
+    from spidercrawl.learn.model import SiteModel
+    from tests.test_fallbacks import NAV, PageBuilder, sentence
+
+    body = [("div", "", ("page",)), ("article", "", ("story",)), ("div", "", ("story-body",))]
+
+    def story(number: int) -> tuple[str, list[str]]:
+        rng = random.Random(number)
+        deck = f"deck{number} {sentence(rng, 20)}"
+        return deck, [f"harbour{number} {sentence(rng, 30)}" for _ in range(4)]
+
+    sidebar = "Most read this week: " + sentence(random.Random(99), 40)
+    pages = []
+    for number in range(8):  # the site's pages before it showed decks
+        deck, paragraphs = story(number)
+        page = PageBuilder()
+        for name in ("News", "Sport", "Weather"):
+            page.add(NAV, "a", name, {}, link=True)
+        for paragraph in paragraphs:
+            page.add(body, "p", paragraph, {"font-size": "18px"})
+        page.add([("div", "", ("page",)), ("aside", "", ("sidebar",))], "p", sidebar, {})
+        item = page.page(number, f"Harbour story {number}", deck)
+        text = "\n\n".join(paragraphs)
+        item[CONSENSUS_FIELD] = ConsensusArticle(text, 0.9, [text] * 3).as_field()
+        pages.append(item)
+    model = SiteModel().fit(pages)
+    deck, paragraphs = story(40)
+    raw = (
+        f"<html><head><title>Harbour story 40</title><meta name='description' content='{deck}'>"
+        "</head><body><div class='page'><a href='/n'>News</a><article class='story'>"
+        f"<p>{deck}</p><div class='story-body'>"
+        + "".join(f"<p>{paragraph}</p>" for paragraph in paragraphs)
+        + f"</div></article><aside class='sidebar'><p>{sidebar}</p></aside></div></body></html>"
+    )
+    for folder, name, content in (
+        ("pages", "040.html", raw),
+        ("gold", "040.txt", "\n".join([deck, *paragraphs])),
+    ):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text(content, "utf-8")
+    rendered = {"url": "http://127.0.0.1/040.html", "titles": ["Harbour story 40"], "texts": []}
+    job = SiteJob("rules", "d", "site", str(tmp_path), {"040": rendered}, ["040"])
+    job.headline_in_text = False
+    (record,) = _score_fast_path(job, model, ["040"], "")
+    assert record.fast_path, record.note
+    assert record.f1 > 0.99, record
+
+
 def tiny_site(root: Path, dataset: str, host: str, pages: int) -> Path:
     site = root / dataset / host
     (site / "pages").mkdir(parents=True)

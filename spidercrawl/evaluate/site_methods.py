@@ -41,7 +41,7 @@ from typing import Any
 
 from spidercrawl.document.captured import Page
 from spidercrawl.document.html import decode_html
-from spidercrawl.document.page import fetched_plainly, first_description
+from spidercrawl.document.page import fetched_plainly
 from spidercrawl.evaluate.runner import (
     PageRecord,
     PeerTiming,
@@ -51,12 +51,13 @@ from spidercrawl.evaluate.runner import (
 )
 from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.decision import SETTINGS, decide
+from spidercrawl.extract.fast_path import cut_raw_html
 from spidercrawl.extract.item import article_item
 from spidercrawl.extract.readers import BLOCKS, PEERS, Peers
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.learn.cross_site import CROSS_SITE_C
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.learn.rules import FastPathArticle, raw_document
+from spidercrawl.learn.rules import RuleExtraction, raw_document
 from spidercrawl.snapshot import SiteSnapshot
 from spidercrawl.text import tokenize, word_f1
 
@@ -328,19 +329,19 @@ def _score_fast_path(
             continue
         started = page_clock()
         raw_html, _ = decode_html(snapshot.page_bytes(page_id))
-        result = rules.extract(raw_document(raw_html))  # parsed as the fast path parses it
-        verdict = rules.check(result, first_description(page))
-        if not verdict.ok:
-            records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")
+        document = raw_document(raw_html)  # parsed as the fast path parses it
+        if isinstance(document, RuleExtraction):
+            records += _score_with(job, model, [page_id], f"rendered: {document.reason}")
             continue
-        fetched = {  # the page item the fast path hands the pipeline
-            **page,
-            "texts": [],
-            "capture_mode": "http",
-            "rendered_html": raw_html,
-            "raw_html": raw_html,
-            "fast_path_article": FastPathArticle(result, model.version_),
-        }
+        # The fast path's own metadata, headlines and deck, read from the raw HTML as a
+        # crawl reads them: what is scored is the item the crawl delivers.
+        capture, verdict = cut_raw_html(document, str(page.get("url") or ""), model)
+        if verdict is None or not verdict.ok:
+            reason = verdict.reason if verdict is not None else "no usable rules"
+            records += _score_with(job, model, [page_id], f"rendered: {reason}")
+            continue
+        result = capture["fast_path_article"].extraction
+        fetched = {**page, **capture, "rendered_html": raw_html, "raw_html": raw_html}
         chained = chain.extract(fetched, model)
         seconds = page_clock() - started
         record = PageRecord(
