@@ -73,6 +73,20 @@ def test_rules_that_caught_one_paragraph_of_ten_go_to_the_consensus(model) -> No
     assert unchecked.method == "rules" and paragraphs[-1] not in unchecked.extraction.text
 
 
+def test_rules_that_caught_half_the_article_are_doubted_and_the_readers_give_it_whole(
+    model,
+) -> None:
+    """Rules that took the first half of the story (a raw page that holds the rest in
+    another wrapper): text density's reading agrees with them only in part (about two
+    thirds), which does not let them stand; the readers of the raw HTML give the whole."""
+    paragraphs = story_paragraphs()
+    half = "\n\n".join(paragraphs[: len(paragraphs) // 2])
+    page = fast_path_page(story_page(paragraphs), half, model)
+    result = ExtractionChain(peers=Peers()).extract(page, model)
+    assert result.rules_check == "doubted", result.note
+    assert paragraphs[-1] in result.extraction.text, result.note
+
+
 def test_rules_that_caught_the_whole_article_stand_without_the_peers(model) -> None:
     paragraphs = story_paragraphs()
     whole = "\n\n".join(["Harbour repairs begin in spring", *paragraphs])
