@@ -186,7 +186,8 @@ def decks_in_document(
 
 
 def _first_found(description: Description, find: Callable[[list[str]], Deck | None]) -> Deck | None:
-    """The deck ``find`` finds for the whole description, else for its first opening."""
+    """The deck ``find`` finds for the first of the description's forms that has one: the
+    whole, then its openings in turn."""
     return next(filter(None, map(find, description.forms)), None)
 
 

@@ -336,9 +336,9 @@ def _score_fast_path(
         # The fast path's own metadata, headlines and deck, read from the raw HTML as a
         # crawl reads them: what is scored is the item the crawl delivers.
         capture, verdict = cut_raw_html(document, str(page.get("url") or ""), model)
-        if verdict is None or not verdict.ok:
-            reason = verdict.reason if verdict is not None else "no usable rules"
-            records += _score_with(job, model, [page_id], f"rendered: {reason}")
+        assert verdict is not None  # the rules are usable (above)
+        if not verdict.ok:
+            records += _score_with(job, model, [page_id], f"rendered: {verdict.reason}")
             continue
         result = capture["fast_path_article"].extraction
         fetched = {**page, **capture, "rendered_html": raw_html, "raw_html": raw_html}

@@ -95,7 +95,9 @@ MAX_CAPTION_WORDS = 80
 # Readers' comments under the story, by an id or class that names them (``#comments``,
 # ``ol.commentlist``, ``div.article-comments``, ``#disqus_thread``): a corpus of articles
 # holds what the publisher wrote, not what its readers answered.
-COMMENTS_NAME = re.compile(r"^(?:comments?|commentlist|disqus|dsq)$", re.I)
+# A part of an id or class (split at spaces, ``-`` and ``_``): ``comment-body`` and
+# ``article-comments`` name comments, ``commentary`` does not.
+COMMENTS_NAME = re.compile(r"(?:^|[\s_-])(?:comments?|commentlist|disqus|dsq)(?:$|[\s_-])", re.I)
 COMMENTS_TAGS = frozenset({"div", "section", "ol", "ul", "dl", "table"})
 # A line that dates the page ("Page last updated at 10:31 GMT", "Posted on May 3, 2012"),
 # or names its author ("By Jane Smith and John Doe"): short, and led by what it is.
@@ -365,7 +367,9 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
         return "a contact line"
     if 0 < words <= MAX_CAPTION_WORDS and CAPTION_CLASS.search(element.get("class") or ""):
         return "a caption"
-    if tag in COMMENTS_TAGS and _names_comments(element):
+    if tag in COMMENTS_TAGS and COMMENTS_NAME.search(
+        f"{element.get('id') or ''} {element.get('class') or ''}"
+    ):
         return "readers' comments"
     if has_blocks or not words or (tag not in BLOCK_TAGS and not _on_a_line_of_its_own(element)):
         return ""
@@ -373,14 +377,6 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
     return _line_kind(
         tag, text, words, counts.links.get(element, 0), counts.link_words.get(element, 0)
     )
-
-
-def _names_comments(element: lxml.html.HtmlElement) -> bool:
-    """Whether an id or class token of ``element`` names readers' comments: one of its
-    parts (split at ``-`` and ``_``) is ``comments``, ``commentlist`` or a comment
-    service's name (``comment-body`` and ``article-comments`` are; ``commentary`` is not)."""
-    names = f"{element.get('id') or ''} {element.get('class') or ''}"
-    return any(COMMENTS_NAME.match(part) for part in re.split(r"[\s_-]+", names) if part)
 
 
 def _on_a_line_of_its_own(element: lxml.html.HtmlElement) -> bool:
