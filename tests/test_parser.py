@@ -493,6 +493,69 @@ def test_readers_comments_in_the_container_are_left_out_even_where_every_reader_
     assert [e.get("class") for e in dropped_kinds(comments)] == ["article-comments", "commentlist"]
 
 
+def test_sign_up_boxes_teaser_cards_and_their_headings_in_the_story_are_left_out() -> None:
+    """Today's story containers hold a newsletter's sign-up (a heading, a blurb, a form, a
+    consent line), a teaser card for another story (a link around a box: "Read also" and
+    its title) and a box of such cards under a heading ("More on ..."), on which the
+    readers split: none of it is the story. A heading over a shop's one price link, a
+    long box beside a button, and a link around a line break are no such kinds."""
+
+    def page(number: int) -> dict:
+        rng = random.Random(number)
+        story = [f"today{number} {sentence(rng, 30)}" for _ in range(4)]
+        sign_up = (
+            f"<section class='box'><h3>Newsletter: The Harbour{number} Weekly</h3>"
+            f"<p>Every Monday the top stories from desk{number}</p>"
+            "<form action='/subscribe'><input type='email' name='e'>"
+            "<button>Sign up now</button></form>"
+            f"<p>By signing up to list{number} I accept its terms.</p></section>"
+        )
+        card = (
+            f"<a href='/other{number}'><div><span>Read also:</span>"
+            f"<h3>Ferry strike{number} ends after three days</h3></div></a>"
+        )
+        cards = "".join(
+            f"<div class='teaser'><a href='/more{number}{i}'><div><h4>Council{number} "
+            f"vote {i} postponed again</h4><p>Von Jo Writer</p></div></a></div>"
+            for i in range(2)
+        )
+        html = (
+            "<html><body><div class='menu'><a href='/'>Home</a></div><article>"
+            f"<div class='body'><p>{story[0]}</p>{sign_up}<p>{story[1]}</p>{card}"
+            f"<p>{story[2]}</p><h3>More on council{number}</h3><div class='cards'>{cards}</div>"
+            f"<p>{story[3]}</p></div></article><footer><p>(c) The Paper</p></footer>"
+            "</body></html>"
+        )
+        boxes = [
+            f"Newsletter: The Harbour{number} Weekly",
+            f"Every Monday the top stories from desk{number}",
+            f"By signing up to list{number} I accept its terms.",
+            "Read also:", f"Ferry strike{number} ends after three days", f"More on council{number}",
+            *(f"Council{number} vote {i} postponed again" for i in range(2)), "Von Jo Writer",
+        ]  # fmt: skip
+        alone, with_boxes = "\n\n".join(story), "\n\n".join([*story, *boxes])
+        readings = [alone, with_boxes, alone, with_boxes]  # the readers split on the boxes
+        return {
+            "rendered_html": html,
+            "texts": [{"text": [line]} for line in story],
+            CONSENSUS_FIELD: ConsensusArticle(readings[0], 0.9, readings).as_field(),
+        }
+
+    text = text_of_a_new_page(page)
+    assert text.split("\n\n") == [
+        line for line in text.split("\n\n") if line.startswith("today40")
+    ], text
+    assert len(text.split("\n\n")) == 4
+    kinds = dropped_kinds(
+        lxml.html.fromstring(
+            "<div><h3>Best value</h3><p><a href='/shop'>£79.99, Lakeland</a></p>"
+            f"<div><p>{'A long paragraph of the story beside its button. ' * 8}</p>"
+            "<button>Share</button></div><p><a href='/x'>Read<br>more</a> of it</p></div>"
+        )
+    )
+    assert list(kinds.values()) == ["a line of one link", "button"], kinds
+
+
 def test_an_inline_element_on_a_line_of_its_own_is_judged_as_a_paragraph() -> None:
     """A notice set as a ``<span>`` between the story's blocks (a comment and an empty
     anchor beside it) shows as a line of its own: a copyright line, left out by the

@@ -139,6 +139,23 @@ COMMENT_COUNT = re.compile(
 )
 MAX_COMMENT_COUNT_WORDS = 4
 ONE_LINK_TAGS = frozenset({"p", "div", "h3", "h4", "h5", "h6", "strong"})
+# A newsletter's or an account's sign-up inside the story: a small box around a form, a
+# field or a button ("Newsletter: Sport inside ... Jetzt abonnieren"), its heading and
+# its consent line with it.
+CONTROL_TAGS = frozenset({"form", "input", "button", "select", "textarea"})
+SIGN_UP_TAGS = frozenset({"div", "section"})
+MAX_SIGN_UP_WORDS = 50
+# A link around blocks (a heading, a paragraph, a box): a teaser card for another story
+# ("Lesen Sie auch: ..."). Bounded: an anchor a raw page leaves unclosed can swallow the
+# story's paragraphs in a parser that does not mend it as browsers do.
+CARD_BLOCKS = frozenset({"div", "p", "h1", "h2", "h3", "h4", "h5", "h6", "section", "figure"})
+MAX_CARD_WORDS = 60
+# The title of a box of links left out ("Auch interessant", "Related stories"); not of one
+# link line, which may be a shop's price under its product's heading.
+HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6")
+MAX_BOX_HEADING_WORDS = 6
+LINK_KINDS = frozenset({"a list of links", "a teaser card"})
+HEADING_OVER_LINKS = "a heading over links"
 # Inline elements a page sets on a line of their own between blocks, as a paragraph.
 INLINE_LINE_TAGS = frozenset({"span", "small", "font", "strong", "b", "em", "i"})
 MAX_ONE_LINK_WORDS = 30
@@ -311,6 +328,7 @@ class LinkCounts:
     link_words: dict[lxml.html.HtmlElement, int]
     links: dict[lxml.html.HtmlElement, int]
     social: set[lxml.html.HtmlElement]
+    controls: set[lxml.html.HtmlElement]  # holding a form, a field or a button
 
     @classmethod
     def of(cls, root: lxml.html.HtmlElement) -> LinkCounts:
@@ -318,6 +336,7 @@ class LinkCounts:
         link_words: Counter = Counter()
         links: Counter = Counter()
         social: set[lxml.html.HtmlElement] = set()
+        controls: set[lxml.html.HtmlElement] = set()
         elements = [e for e in root.iter() if isinstance(e.tag, str)]
         for element in reversed(elements):
             own = len((element.text or "").split())
@@ -335,7 +354,9 @@ class LinkCounts:
                 links[parent] += links[element]
                 if element in social:
                     social.add(parent)
-        return cls(words, link_words, links, social)
+                if element in controls or element.tag in CONTROL_TAGS:
+                    controls.add(parent)
+        return cls(words, link_words, links, social, controls)
 
 
 def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
@@ -367,6 +388,10 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
         return "a contact line"
     if 0 < words <= MAX_CAPTION_WORDS and CAPTION_CLASS.search(element.get("class") or ""):
         return "a caption"
+    if tag in SIGN_UP_TAGS and 0 < words <= MAX_SIGN_UP_WORDS and element in counts.controls:
+        return "a sign-up box"
+    if 0 < words <= MAX_CARD_WORDS and _is_teaser_card(element, counts):
+        return "a teaser card"
     if tag in COMMENTS_TAGS and COMMENTS_NAME.search(
         f"{element.get('id') or ''} {element.get('class') or ''}"
     ):
@@ -376,6 +401,19 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
     text = " ".join(" ".join(element.itertext()).split())
     return _line_kind(
         tag, text, words, counts.links.get(element, 0), counts.link_words.get(element, 0)
+    )
+
+
+def _is_teaser_card(element: lxml.html.HtmlElement, counts: LinkCounts) -> bool:
+    """Whether ``element`` is a link around blocks, or holds nothing but one such link."""
+    if element.tag == "a":
+        link = element
+    elif counts.links.get(element, 0) == 1 and counts.link_words[element] == counts.words[element]:
+        link = next(element.iter("a"))
+    else:
+        return False
+    return bool(link.get("href")) and any(
+        isinstance(e.tag, str) and e.tag in CARD_BLOCKS for e in link.iterdescendants()
     )
 
 
@@ -465,15 +503,74 @@ def dropped_kinds(
     counts = LinkCounts.of(root)
     tops: dict[lxml.html.HtmlElement, str] = {}
     covered: set[lxml.html.HtmlElement] = set()
+    covered_kept: set[lxml.html.HtmlElement] = set()
     for element in root.iterdescendants():
-        if element in covered or not isinstance(element.tag, str):
+        if element in covered or element in covered_kept or not isinstance(element.tag, str):
             continue
         why = never_the_story(element, counts)
         if why:  # left out, or kept whole (a kept caption box keeps its caption's line)
             if not any(_fits(part, element, why) for part in kept):
                 tops[element] = why
-            covered.update(element.iter())
-    return tops
+                covered.update(element.iter())
+            else:
+                covered_kept.update(element.iter())
+    headings = [
+        heading
+        for heading in _headings_over_links(root, tops, covered)
+        if not any(_fits(part, heading, HEADING_OVER_LINKS) for part in kept)
+    ]
+    if not headings:
+        return tops
+    tops.update(dict.fromkeys(headings, HEADING_OVER_LINKS))
+    return {element: tops[element] for element in root.iter() if element in tops}
+
+
+def _headings_over_links(
+    root: lxml.html.HtmlElement,
+    tops: Mapping[lxml.html.HtmlElement, str],
+    left_out: Set[lxml.html.HtmlElement],
+) -> list[lxml.html.HtmlElement]:
+    """The short headings right above a box whose text is all left out, some of it as
+    links ("Auch interessant" over a teaser card, "Related stories" over a list of links):
+    the box's title goes with it."""
+    found = []
+    for heading in root.iter(*HEADING_TAGS):
+        if heading is root or heading in left_out or (heading.tail or "").strip():
+            continue
+        if any(e in left_out for e in heading.iterdescendants()):
+            continue  # a part of it is left out on its own
+        words = len(" ".join(heading.itertext()).split())
+        box = _next_shown_sibling(heading)
+        if not 0 < words <= MAX_BOX_HEADING_WORDS or box is None:
+            continue
+        shown = [e for e in box.iter() if isinstance(e.tag, str) and _shows_own_text(e)]
+        if (
+            shown
+            and all(e in left_out for e in shown)
+            and any(tops.get(e) in LINK_KINDS for e in box.iter())
+        ):
+            found.append(heading)
+    return found
+
+
+def _next_shown_sibling(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The next sibling that shows text, with no text between (None: text or nothing)."""
+    for sibling in element.itersiblings():
+        if not isinstance(sibling.tag, str):
+            if (sibling.tail or "").strip():
+                return None
+            continue
+        if any(text.strip() for text in sibling.itertext()):
+            return sibling
+        if (sibling.tail or "").strip():
+            return None
+    return None
+
+
+def _shows_own_text(element: lxml.html.HtmlElement) -> bool:
+    return bool((element.text or "").strip()) or any(
+        (child.tail or "").strip() for child in element
+    )
 
 
 def _fits(part: ParserPart, element: lxml.html.HtmlElement, why: str) -> bool:

@@ -51,7 +51,8 @@ def _rule_lines(rules: ExtractionRules | None) -> Iterator[str]:
     yield (
         "  never kept     figures, captions, asides, forms, embedded posts, lists of links, "
         "contact lines, date lines, bylines, one-link lines, copyright lines, comment "
-        "counts and readers' comments (by their markup)"
+        "counts, sign-up boxes, teaser cards, headings over links and readers' comments "
+        "(by their markup)"
     )
     if rules.read_by_arbiter:
         yield f"  served         by the arbiter: {rules.read_by_arbiter}"
