@@ -23,6 +23,7 @@ from spidercrawl.extract.chain import ExtractionChain
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.decision import SETTINGS, UNFAMILIAR, PageFacts, decide, medoid
 from spidercrawl.extract.readers import (
+    BLOCKS,
     CLASSIFIER,
     CONTAINER,
     DENSITY,
@@ -380,6 +381,30 @@ def test_an_article_the_site_model_is_sure_of_is_not_checked() -> None:
     checked, readings = learned_decision(page, {CLASSIFIER: short}, peers)
     assert checked.method == "learned+consensus"
     assert paragraphs[3] in readings[checked.source].text
+    assert calls == {"trafilatura": 1, "readability": 1}
+
+
+def test_a_sure_article_our_blocks_do_not_bear_out_is_checked() -> None:
+    """A layout learned from a site's first pages can be sure of the wrong part of a page
+    (a blog's sidebar): where our cross-site blocks share under half of its words, the
+    peers check it as they check an unsure article; where the blocks bear it out, no peer
+    runs."""
+    peers = Peers()
+    calls = counting_calls(peers)
+    page, paragraphs = story_page(5)
+    story = PeerExtraction.of_text("\n".join(paragraphs), 0.9, "blocks")
+    sidebar = PeerExtraction.of_text(
+        "Recent posts\nArchives\nAbout the author, who writes on harbours and ferries.",
+        0.9, "model",
+    )  # fmt: skip
+    own = {CLASSIFIER: sidebar, BLOCKS: story}
+    checked, readings = learned_decision(page, own, peers, sure=True)
+    assert checked.method == "learned+consensus", checked
+    assert paragraphs[3] in readings[checked.source].text
+    assert calls == {"trafilatura": 1, "readability": 1}
+    same = PeerExtraction.of_text("\n".join(["A story", *paragraphs]), 0.9, "model")
+    kept, _ = learned_decision(page, {CLASSIFIER: same, BLOCKS: story}, peers, sure=True)
+    assert kept.source == CLASSIFIER and kept.method == "learned"
     assert calls == {"trafilatura": 1, "readability": 1}
 
 

@@ -21,7 +21,8 @@ is a case of it:
 - **a rendered page of a learned site**: the layout's parser where it serves the page and
   takes its prose; a page of no layout the site knows gets a never-seen page's vote with
   the site's template cut from our blocks; else the layout's classifier (checked by the
-  peers unless it is sure), the blocks in its article container, the cross-site blocks
+  peers unless it is sure and our blocks bear it out, ``SURE_AGREEMENT``), the blocks in
+  its article container, the cross-site blocks
   (voted on), text density less the template (checked);
 - **a rendered page of a site never seen**: on today's markup, where trafilatura finds an
   article, trafilatura's reading (``modern_rendered_lead`` None; a number: the medoid of
@@ -65,6 +66,9 @@ MIN_ARTICLE_WORDS = 10
 # A description's opening words, a sentence's worth: where the page shows them as prose
 # they open its story (the same pages are found from 6 to 15: docs/measurements.md).
 DESCRIPTION_OPENING_WORDS = 10
+# A site classifier's sure article stands unchecked only where our cross-site blocks share
+# at least this much of it (word F1): a half, set before any run.
+SURE_AGREEMENT = 0.5
 
 
 # The year from which a page's own date no longer says it is of the older web: responsive
@@ -528,7 +532,7 @@ def _learned(readings: PageReadings, facts: PageFacts, settings: DecisionSetting
         return vote
     enough = facts.enough_chars() if facts.enough_chars is not None else 0
     if readings.has(CLASSIFIER) and len(readings.text(CLASSIFIER)) >= enough:
-        if facts.sure is not None and facts.sure(readings[CLASSIFIER]):
+        if facts.sure is not None and facts.sure(readings[CLASSIFIER]) and _borne_out(readings):
             return Decision(CLASSIFIER, method=CLASSIFIER)
         return _confirmed(readings, facts, settings, CLASSIFIER)
     if readings.has(CONTAINER) and len(readings.text(CONTAINER)) >= enough:
@@ -543,6 +547,15 @@ def _learned(readings: PageReadings, facts: PageFacts, settings: DecisionSetting
         confirmed.why = _joined(confirmed.why, f"{nothing}; text density instead")
         return confirmed
     return _confirmed(readings, facts, settings, CLASSIFIER)  # the peers, where they find text
+
+
+def _borne_out(readings: PageReadings) -> bool:
+    """Whether our cross-site blocks bear out an article the site's classifier is sure of
+    (at least ``SURE_AGREEMENT`` of their words agree): a layout learned from a few pages
+    can be sure of the wrong part of a page. No blocks to ask, no evidence against it."""
+    if not readings.has(BLOCKS) or not readings.text(BLOCKS):
+        return True
+    return readings.agreement(CLASSIFIER, BLOCKS) >= SURE_AGREEMENT
 
 
 def _site_vote(readings: PageReadings, facts: PageFacts, settings: DecisionSettings) -> Decision:
