@@ -516,7 +516,7 @@ def dropped_kinds(
                 covered_kept.update(element.iter())
     headings = [
         heading
-        for heading in _headings_over_links(root, tops, covered)
+        for heading in _headings_over_links(root, tops, covered, counts)
         if not any(_fits(part, heading, HEADING_OVER_LINKS) for part in kept)
     ]
     if not headings:
@@ -529,38 +529,52 @@ def _headings_over_links(
     root: lxml.html.HtmlElement,
     tops: Mapping[lxml.html.HtmlElement, str],
     left_out: Set[lxml.html.HtmlElement],
+    counts: LinkCounts,
 ) -> list[lxml.html.HtmlElement]:
     """The short headings right above a box whose text is all left out, some of it as
     links ("Auch interessant" over a teaser card, "Related stories" over a list of links):
-    the box's title goes with it."""
+    the box's title goes with it. What each subtree shows, keeps and holds is gathered
+    once from the leaves up, so a page nested thousands deep costs what a flat one does."""
+    elements = [e for e in root.iter() if isinstance(e.tag, str)]
+    shows: set[lxml.html.HtmlElement] = set()  # some text of the subtree is shown
+    keeps: set[lxml.html.HtmlElement] = set()  # ... and some of it is not left out
+    has_links_out: set[lxml.html.HtmlElement] = set()  # it holds a box of links left out
+    holds_left_out: set[lxml.html.HtmlElement] = set()  # a part of it is left out
+    for element in reversed(elements):
+        if _shows_own_text(element):
+            shows.add(element)
+            if element not in left_out:
+                keeps.add(element)
+        if tops.get(element) in LINK_KINDS:
+            has_links_out.add(element)
+        parent = element.getparent()
+        if parent is None or element is root:
+            continue
+        for found in (shows, keeps, has_links_out):
+            if element in found:
+                found.add(parent)
+        if element in left_out or element in holds_left_out:
+            holds_left_out.add(parent)
     found = []
-    for heading in root.iter(*HEADING_TAGS):
-        if heading is root or heading in left_out or (heading.tail or "").strip():
+    for heading in elements:
+        if heading.tag not in HEADING_TAGS or heading is root or heading in left_out:
             continue
-        if any(e in left_out for e in heading.iterdescendants()):
-            continue  # a part of it is left out on its own
-        words = len(" ".join(heading.itertext()).split())
-        box = _next_shown_sibling(heading)
-        if not 0 < words <= MAX_BOX_HEADING_WORDS or box is None:
+        if heading in holds_left_out or (heading.tail or "").strip():
             continue
-        shown = [e for e in box.iter() if isinstance(e.tag, str) and _shows_own_text(e)]
-        if (
-            shown
-            and all(e in left_out for e in shown)
-            and any(tops.get(e) in LINK_KINDS for e in box.iter())
-        ):
+        if not 0 < counts.words.get(heading, 0) <= MAX_BOX_HEADING_WORDS:
+            continue
+        box = _next_shown_sibling(heading, shows)
+        if box is not None and box not in keeps and box in has_links_out:
             found.append(heading)
     return found
 
 
-def _next_shown_sibling(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+def _next_shown_sibling(
+    element: lxml.html.HtmlElement, shows: Set[lxml.html.HtmlElement]
+) -> lxml.html.HtmlElement | None:
     """The next sibling that shows text, with no text between (None: text or nothing)."""
     for sibling in element.itersiblings():
-        if not isinstance(sibling.tag, str):
-            if (sibling.tail or "").strip():
-                return None
-            continue
-        if any(text.strip() for text in sibling.itertext()):
+        if isinstance(sibling.tag, str) and sibling in shows:
             return sibling
         if (sibling.tail or "").strip():
             return None
