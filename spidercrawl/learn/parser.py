@@ -88,6 +88,7 @@ LINK_LIST_TAGS = frozenset({"ul", "ol", "div", "section", "table", "dl"})
 LINK_LIST_SHARE = 0.6  # of an element's text in links: a list of links, not prose
 MIN_LINK_LIST_LINKS = 3
 MAX_CONTACT_WORDS = 16  # a contact line is short: an address in a sentence is the story
+MAX_CONTACT_CHARS = 600
 # A photo's or slideshow's caption or credit, by a class token of its own (``caption``,
 # ``wp-caption-text``, ``photoCredit``, ``cap``): never a site's one name, a kind's.
 CAPTION_CLASS = re.compile(r"caption|(?:^|[\s_-])(?:cap|credits?|photo-?credit)(?:$|[\s_-])", re.I)
@@ -383,7 +384,7 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
         tag in ("p", "div", "li")
         and words <= MAX_CONTACT_WORDS
         and not has_blocks
-        and CONTACT_LINE.search(" ".join(element.itertext()))
+        and _contact_line(element)
     ):
         return "a contact line"
     if 0 < words <= MAX_CAPTION_WORDS and CAPTION_CLASS.search(element.get("class") or ""):
@@ -402,6 +403,14 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
     return _line_kind(
         tag, text, words, counts.links.get(element, 0), counts.link_words.get(element, 0)
     )
+
+
+def _contact_line(element: lxml.html.HtmlElement) -> bool:
+    """Whether a short element's text holds an e-mail address, a handle or a "follow us"
+    line. A text of a few words but thousands of characters (one endless word) is none,
+    and is not searched: the address pattern takes time on it that grows as its square."""
+    text = " ".join(element.itertext())
+    return len(text) <= MAX_CONTACT_CHARS and bool(CONTACT_LINE.search(text))
 
 
 def _is_teaser_card(element: lxml.html.HtmlElement, counts: LinkCounts) -> bool:
