@@ -462,6 +462,20 @@ def test_a_copyright_line_is_left_out_even_where_every_reader_keeps_it() -> None
     assert text.startswith("wire40") and "Copyright" not in text
 
 
+def test_a_byline_is_left_out_even_where_every_reader_keeps_it() -> None:
+    """A story's byline above its first paragraph, which every reader keeps: its author,
+    whom the article names in ``authors``, not a line of its story."""
+
+    def page(number: int) -> dict:
+        byline = f"By Jane Writer{number} and John Doe"
+        return wire_story(number, byline, lambda story, byline: "".join(
+            f"<p>{line}</p>" for line in [byline, *story]
+        ))  # fmt: skip
+
+    text = text_of_a_new_page(page)
+    assert text.startswith("wire40") and "Writer40" not in text, text
+
+
 def test_readers_comments_in_the_container_are_left_out_even_where_every_reader_keeps_them() -> (
     None
 ):

@@ -1193,8 +1193,11 @@ KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view 
 # variant, ``alignright`` or ``aligncenter``, on a page or two).
 SHAPE_KINDS = frozenset({"a caption", "a date line", "a byline", "a line of one link"})
 # Kinds left out whatever the vote: readers that keep a wire story's copyright notice keep
-# it as the page's text, never as its story.
-ALWAYS_OUT_KINDS = frozenset({"a copyright line", "a comment count", "readers' comments"})
+# it as the page's text, never as its story; a byline names the author, whom the article
+# item carries in its ``authors``.
+ALWAYS_OUT_KINDS = frozenset(
+    {"a copyright line", "a comment count", "readers' comments", "a byline"}
+)
 SHAPE_KEPT_SHARE = 0.5
 
 
@@ -1255,7 +1258,7 @@ def _kinds_the_site_keeps(
             if top in inside:
                 on_pages[why].add(number)
     kept_parts = []
-    for why in sorted(SHAPE_KINDS):
+    for why in sorted(SHAPE_KINDS - ALWAYS_OUT_KINDS):
         entries = [(part, entry) for part, entry in seen.items() if part.why == why]
         counted = sum(entry[3] for _, entry in entries)
         kept = sum(entry[4] for _, entry in entries)
