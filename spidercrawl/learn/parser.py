@@ -543,7 +543,10 @@ def _headings_over_links(
     """The short headings right above a box whose text is all left out, some of it as
     links ("Auch interessant" over a teaser card, "Related stories" over a list of links):
     the box's title goes with it. What each subtree shows, keeps and holds is gathered
-    once from the leaves up, so a page nested thousands deep costs what a flat one does."""
+    once from the leaves up, so a page nested thousands deep costs what a flat one does;
+    a container with no box of links left out (most) is not walked again."""
+    if not LINK_KINDS.intersection(tops.values()):
+        return []
     elements = [e for e in root.iter() if isinstance(e.tag, str)]
     shows: set[lxml.html.HtmlElement] = set()  # some text of the subtree is shown
     keeps: set[lxml.html.HtmlElement] = set()  # ... and some of it is not left out
@@ -1186,12 +1189,12 @@ MAX_MARKUP_PARTS = 12
 # vote keeps at this share, on two pages or more (a site's contact lines that its readers
 # all keep, a list of links that is the story).
 KEPT_SHARE = 2 / 3  # the kinds left out by their markup that the parser's view lists
-# A kind recognised by its shape or a class token (a caption, a date line, a byline, a
-# line of one link) is a guess the site's readers can overrule: where the vote keeps most
+# A kind recognised by its shape or a class token (a caption, a date line, a line of one
+# link) is a guess the site's readers can overrule: where the vote keeps most
 # of its words over all its roles, on two pages or more, the site keeps the kind in every
 # element of its tags (the gold of a blog that keeps its ``wp-caption`` boxes; each box
 # variant, ``alignright`` or ``aligncenter``, on a page or two).
-SHAPE_KINDS = frozenset({"a caption", "a date line", "a byline", "a line of one link"})
+SHAPE_KINDS = frozenset({"a caption", "a date line", "a line of one link"})
 # Kinds left out whatever the vote: readers that keep a wire story's copyright notice keep
 # it as the page's text, never as its story; a byline names the author, whom the article
 # item carries in its ``authors``.
@@ -1258,7 +1261,7 @@ def _kinds_the_site_keeps(
             if top in inside:
                 on_pages[why].add(number)
     kept_parts = []
-    for why in sorted(SHAPE_KINDS - ALWAYS_OUT_KINDS):
+    for why in sorted(SHAPE_KINDS):
         entries = [(part, entry) for part, entry in seen.items() if part.why == why]
         counted = sum(entry[3] for _, entry in entries)
         kept = sum(entry[4] for _, entry in entries)
