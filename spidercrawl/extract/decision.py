@@ -67,7 +67,8 @@ MIN_ARTICLE_WORDS = 10
 # they open its story (the same pages are found from 6 to 15: docs/measurements.md).
 DESCRIPTION_OPENING_WORDS = 10
 # A site classifier's sure article stands unchecked only where our cross-site blocks share
-# at least this much of it (word F1): a half, set before any run.
+# at least this much of it (word F1): a half, not chosen on the dev sets
+# (docs/measurements.md).
 SURE_AGREEMENT = 0.5
 
 
