@@ -33,6 +33,7 @@ from spidercrawl.extract.readers import (
     PageReadings,
     PeerExtraction,
     Peers,
+    resiliparse_reader,
 )
 from spidercrawl.extract.unseen import UnseenExtractor
 from spidercrawl.text import tokenize
@@ -161,7 +162,7 @@ def chain(**settings: object) -> ExtractionChain:
 
 
 def test_the_crawl_extracts_a_site_never_seen_by_consensus() -> None:
-    assert set(PEERS.names()) == {"trafilatura", "readability", "trafilatura-recall"}
+    assert set(PEERS.names()) == {"trafilatura", "readability", "trafilatura-recall", "resiliparse"}
     page, paragraphs = story_page(3)
     page["texts"] = page["texts"][:1] + page["texts"][-1:]  # our blocks went wrong
     result = chain(density_agreement=None).extract(page, None)
@@ -474,8 +475,9 @@ def test_past_the_pages_time_budget_our_article_stands_and_says_so() -> None:
 def test_an_older_page_with_a_viewport_keeps_our_blocks_by_its_date() -> None:
     """An older page that carries a viewport: trafilatura's reading strays (a teaser list
     here), our blocks and readability agree on the story. Dated 2012, it is read as older
-    markup and our blocks stand; undated, it is read as today's (trafilatura's reading).
-    With trafilatura's lead as a setting, the medoid keeps our blocks either way."""
+    markup and our blocks stand; undated, it is read as today's: trafilatura's reading,
+    unless readability and resiliparse agree against it (as here). With trafilatura's
+    lead as a setting, the medoid keeps our blocks either way."""
     page, paragraphs = story_page(8)
     page["raw_html"] = page["raw_html"].replace(
         "<head>", '<head><meta name="viewport" content="width=device-width">'
@@ -484,7 +486,11 @@ def test_an_older_page_with_a_viewport_keeps_our_blocks_by_its_date() -> None:
     teasers = " ".join(f"More stories from the harbour, number {n}." for n in range(6))
     peers.extractors = {**peers.extractors, "trafilatura": lambda html: teasers}
     undated = ExtractionChain(UNSEEN, peers).extract(page, None)
-    assert "trafilatura's reading" in undated.note and undated.extraction.text == teasers
+    assert "today's markup (viewport): readability's and resiliparse's" in undated.note
+    assert all(paragraph in undated.extraction.text for paragraph in paragraphs)
+    unwitnessed = replace(SETTINGS, witness_agreement=None)
+    alone = ExtractionChain(UNSEEN, peers, settings=unwitnessed).extract(page, None)
+    assert "trafilatura's reading" in alone.note and alone.extraction.text == teasers
     dated = ExtractionChain(UNSEEN, peers).extract(
         {**page, "og": {"article:published_time": "2012-05-01T10:00:00"}}, None
     )
@@ -642,3 +648,51 @@ def test_extract_html_reads_a_page_of_2012_with_a_viewport_as_older_markup() -> 
     assert older["published"].startswith("2012") and paragraphs[0] in older["text"]
     today = extract_html(page("2024-05-01T10:00:00"), "https://harbourtimes.example/a")
     assert "today's markup (viewport)" in today["method_note"], today["method_note"]
+
+
+def test_readability_and_resiliparse_agreeing_outvote_trafilatura_on_todays_markup() -> None:
+    """A page of today's markup whose trafilatura reading holds two of the story's five
+    paragraphs and a box of teasers, where readability's and resiliparse's hold the story:
+    two readers against one, readability's reading is delivered, raw or rendered. Where
+    resiliparse agrees with trafilatura, trafilatura's reading stands and readability is
+    not asked; where readability and resiliparse disagree, or agree on a fragment of
+    trafilatura's (the story, where trafilatura's holds the comments too), it stands."""
+    rng = random.Random(13)
+    paragraphs = [sentence(rng, 30) for _ in range(5)]
+    story = "\n".join(paragraphs)
+    teasers = "\n".join(sentence(rng, 25) for _ in range(3))
+    viewport = '<meta name="viewport" content="width=device-width">'
+    texts = {
+        DENSITY: story, "readability": story, "resiliparse": story,
+        "trafilatura": "\n".join([*paragraphs[:2], teasers]),
+    }  # fmt: skip
+    outvoted, _ = raw_decision(story, "", texts, head=viewport)
+    assert outvoted.source == "readability" and outvoted.method == "raw-consensus"
+    assert "readability's and resiliparse's readings agree (1.00)" in outvoted.why
+    rendered, _ = raw_decision(story, "", {**texts, OWN: story}, plain=False, head=viewport)
+    assert rendered.source == "readability" and rendered.method == "unseen", rendered.why
+    witnessed, asked = raw_decision(story, "", {**texts, "resiliparse": texts["trafilatura"]},
+                                    head=viewport)  # fmt: skip
+    assert witnessed.source == "trafilatura" and asked["readability"] == 0
+    split, _ = raw_decision(story, "", {**texts, "resiliparse": teasers}, head=viewport)
+    assert split.source == "trafilatura", split.why
+    comments = "\n".join(sentence(rng, 20) for _ in range(12))
+    fragment, _ = raw_decision(story, "", {**texts, "trafilatura": f"{story}\n{comments}"},
+                               head=viewport)  # fmt: skip
+    assert fragment.source == "trafilatura", fragment.why
+    older, _ = raw_decision(story, "", texts)  # no marker: the older web's decision
+    assert older.source == DENSITY
+
+
+def test_resiliparse_reads_the_story_of_a_page_and_deep_markup_in_bounded_time() -> None:
+    """The witness reads a real page's story; markup nested 20,000 deep (its reading's
+    time grows with the square of the depth: 12 s of CPU unflattened) is flattened first.
+    The bound is on this process's CPU time."""
+    item, paragraphs = story_page(2)
+    read = resiliparse_reader()
+    text = read(item["raw_html"])
+    assert all(paragraph in text for paragraph in paragraphs) and "Copyright" not in text
+    deep = f"<html><body>{'<div>' * 20_000}<p>{paragraphs[0]}</p>{'</div>' * 20_000}</body></html>"
+    started = time.process_time()
+    assert paragraphs[0] in read(deep)
+    assert time.process_time() - started < 2.0

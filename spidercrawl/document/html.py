@@ -228,11 +228,7 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     text = decode_html(markup, content_type)[0] if isinstance(markup, bytes) else markup
     if not text.strip():
         raise UnusableDocumentError("empty document")
-    text = close_runaway_title(text)
-    # lexbor's time grows with the square of the depth: deep markup is flattened first
-    if text.count("<") > LEXBOR_QUICK_TAGS and deeper_than(text, MAX_DEPTH):
-        logger.info("Raw HTML nested deeper than %d: flattened before tree building", MAX_DEPTH)
-        text = _flattened(text)
+    text = flattened_if_deep(close_runaway_title(text))
     try:  # scripts on, as in our Chromium: a <noscript> holds text, not markup
         tree = LexborHTMLParser(text, scripting=True)
         _drop_unread_markup(tree)
@@ -302,6 +298,17 @@ class _DepthCappedBuilder(html.parser.HTMLParser):
 
     def handle_data(self, data: str) -> None:
         self._append_text(data)
+
+
+def flattened_if_deep(text: str) -> str:
+    """``text``, flattened at ``MAX_DEPTH`` where it holds more than ``LEXBOR_QUICK_TAGS``
+    tags nested deeper: lexbor's tree building, and resiliparse's reading of the tree,
+    take time growing with the square of the depth (a million nested ``div`` ran for
+    hours)."""
+    if text.count("<") > LEXBOR_QUICK_TAGS and deeper_than(text, MAX_DEPTH):
+        logger.info("Raw HTML nested deeper than %d: flattened before tree building", MAX_DEPTH)
+        return _flattened(text)
+    return text
 
 
 def _flattened(text: str) -> str:

@@ -13,8 +13,10 @@ is a case of it:
   does, or readability's does (``rules_agreement``); else the medoid of the four, the
   parser first among equals;
 - **raw HTML, no parser**: the arbiter: on today's markup trafilatura's reading where it
-  finds an article (its reading that keeps more, then the medoid, where it finds almost
-  nothing); on older markup text density's reading where readability agrees with it
+  finds an article, unless readability's and resiliparse's agree (``witness_agreement``)
+  where trafilatura's stands apart from both (``witness_apart``): two readers against
+  one; its reading that keeps more, then the medoid, where it finds almost nothing. On
+  older markup text density's reading where readability agrees with it
   (``older_agreement``) and it holds the description the page shows as prose (else
   trafilatura's, where that holds it), else the medoid of the three, trafilatura leading
   by ``older_traf_lead``;
@@ -22,15 +24,15 @@ is a case of it:
   takes its prose; a page of no layout the site knows gets a never-seen page's vote with
   the site's template cut from our blocks; else the layout's classifier (checked by the
   peers unless it is sure and our blocks bear it out, ``SURE_AGREEMENT``), the blocks in
-  its article container, the cross-site blocks
-  (voted on), text density less the template (checked);
+  its article container, the cross-site blocks (voted on), text density less the
+  template (checked);
 - **a rendered page of a site never seen**: on today's markup, where trafilatura finds an
-  article, trafilatura's reading (``modern_rendered_lead`` None; a number: the medoid of
-  our blocks and both peers with trafilatura leading by it); else our blocks where text
-  density agrees with them (``density_agreement``) or the quicker peer does
-  (``own_bonus``), as long as they hold the description the page shows as prose (else
-  trafilatura's reading, where that holds it); else the medoid of our blocks and both
-  peers, ours leading by ``own_bonus``.
+  article, the reading raw HTML gets, two against one included (``modern_rendered_lead``
+  None; a number: the medoid of our blocks and both peers with trafilatura leading by
+  it); else our blocks where text density agrees with them (``density_agreement``) or
+  the quicker peer does (``own_bonus``), as long as they hold the description the page
+  shows as prose (else trafilatura's reading, where that holds it); else the medoid of
+  our blocks and both peers, ours leading by ``own_bonus``.
 
 A reader that fails is an empty voice; the next one decides. Constants were chosen leaving
 one dataset out over the dev sets (docs/measurements.md).
@@ -53,6 +55,7 @@ from spidercrawl.extract.readers import (
     FIRST_PEER,
     PARSER,
     READABILITY,
+    RESILIPARSE,
     SITE_BLOCKS,
     SITE_DENSITY,
     TRAFILATURA,
@@ -106,6 +109,14 @@ class DecisionSettings:
     # number, the medoid of our blocks and both peers, trafilatura leading by it (our
     # blocks' own lead does not count there).
     modern_rendered_lead: float | None = None
+    # Today's markup: readability's reading instead of trafilatura's where readability and
+    # resiliparse agree at least this much, trafilatura's agrees under ``witness_apart``
+    # with each, and readability's holds at least ``witness_share`` of trafilatura's words
+    # (two readers agreeing on a fragment do not outvote an article). None: trafilatura's
+    # stands. Chosen leaving one dataset out (docs/measurements.md).
+    witness_agreement: float | None = 0.75
+    witness_apart: float = 0.9
+    witness_share: float = 0.7
 
     # A page that says it was published before this year is of the older web whatever its
     # markup's markers (None: the markers alone decide).
@@ -348,12 +359,46 @@ def todays_reading(
         return None
     lead = settings.modern_traf_lead
     if lead is None:
+        outvoted = _outvoted(readings, settings)
+        if outvoted is not None:
+            return Decision(READABILITY, f"{markup.describe()}: {outvoted[0]}", outvoted[1])
         # Its confidence: how far text density's reading of the page agrees with it.
         agreement = readings.agreement(TRAFILATURA, DENSITY) if readings.has(DENSITY) else 0.0
         return Decision(TRAFILATURA, f"{markup.describe()}: trafilatura's reading", agreement)
     names = [n for n in (DENSITY, READABILITY, TRAFILATURA) if readings.has(n)]
     name, agreement = medoid_of(readings, names, {TRAFILATURA: lead})
     return Decision(name, f"{markup.describe()}: consensus of {len(names)} readers", agreement)
+
+
+def _outvoted(readings: PageReadings, settings: DecisionSettings) -> tuple[str, float] | None:
+    """Why trafilatura's reading gives way to readability's, and their agreement, where
+    resiliparse's reading agrees with readability's (``witness_agreement``), trafilatura's
+    agrees with neither (under ``witness_apart``) and readability's is not a fragment of
+    it (``witness_share``): two readers against one. None where trafilatura's stands.
+    resiliparse is asked first (milliseconds a page), readability only where resiliparse's
+    reading stands apart from trafilatura's."""
+    needed = settings.witness_agreement
+    if needed is None or not readings.has(RESILIPARSE) or not readings.has(READABILITY):
+        return None
+    if len(readings.words(RESILIPARSE)) < MIN_ARTICLE_WORDS:
+        return None
+    with_witness = readings.agreement(TRAFILATURA, RESILIPARSE)
+    if with_witness >= settings.witness_apart:
+        return None
+    with_readability = readings.agreement(TRAFILATURA, READABILITY)
+    if with_readability >= settings.witness_apart:
+        return None
+    share = len(readings.words(READABILITY)) / max(len(readings.words(TRAFILATURA)), 1)
+    if share < settings.witness_share:
+        return None
+    pair = readings.agreement(READABILITY, RESILIPARSE)
+    if pair < needed:
+        return None
+    why = (
+        f"readability's and resiliparse's readings agree ({pair:.2f}) where trafilatura's "
+        f"stands apart ({with_readability:.2f}, {with_witness:.2f}): readability's reading"
+    )
+    return why, round(pair, 3)
 
 
 def arbitrate(
@@ -460,7 +505,7 @@ def _never_seen(
         return Decision(name, why, round(agreement, 3), method)
     todays = None if lead is not None else todays_reading(readings, facts.markup, settings)
     if todays is not None:  # its confidence: how far our blocks agree with it
-        todays.agreement = round(readings.agreement(TRAFILATURA, own), 3)
+        todays.agreement = round(readings.agreement(todays.source, own), 3)
         todays.why = f"consensus: {todays.why}"
         todays.method = method
         return todays

@@ -11,7 +11,8 @@ hand (:class:`PageReadings` binds it to the page). The readers:
 - ours across sites: the cross-site model's blocks (``blocks``,
   :mod:`spidercrawl.extract.unseen`) and text density (``density``);
 - two well-kept peers that read the raw HTML as the server sent it: readability-lxml and
-  trafilatura (also asked to keep more, ``trafilatura-recall``).
+  trafilatura (also asked to keep more, ``trafilatura-recall``), and a third, quick one
+  (resiliparse's main-content text) that witnesses between them.
 
 A reader that raises, or declines (:class:`NoReadingError`), gives an empty article: one voice
 less, and the error is kept for the note and the caller's count. The peers are not started
@@ -31,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spidercrawl.document.html import flattened_if_deep
 from spidercrawl.document.structure import lines_html
 from spidercrawl.text import tokenize, word_f1
 
@@ -48,7 +50,10 @@ TRAFILATURA = "trafilatura"
 # trafilatura asked to keep more (``favor_recall``): read only where plain trafilatura
 # found (almost) nothing on a page of today's markup.
 TRAFILATURA_RECALL = "trafilatura-recall"
-PEERS = (TRAFILATURA, READABILITY)
+# resiliparse's main-content text: a few milliseconds a page, read where trafilatura's
+# reading of a page of today's markup is to be checked against readability's.
+RESILIPARSE = "resiliparse"
+PEERS = (TRAFILATURA, READABILITY)  # the two a vote needs; the witness is optional
 FIRST_PEER = READABILITY  # the quicker of the two peers on our pages
 # The peers read pages up to this size (as the fast path's FAST_PATH_MAX_BYTES, 4 MB): on
 # a 30 MB page they took minutes.
@@ -199,9 +204,27 @@ def readability_reader() -> PeerExtractor:
     return extract
 
 
+def resiliparse_reader() -> PeerExtractor:
+    """resiliparse's main-content text, a block a line, without links' targets, images'
+    alternative texts or form fields. Its reading of deep markup takes time growing with
+    the square of the depth: deep markup is flattened first, as for our own tree."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    def extract(html: str) -> str:
+        tree = HTMLTree.parse(flattened_if_deep(html))
+        return extract_plain_text(
+            tree, main_content=True, preserve_formatting=True, list_bullets=False,
+            alt_texts=False, links=False, form_fields=False, noscript=False,
+        )  # fmt: skip
+
+    return extract
+
+
 PEER_FACTORIES: dict[str, Callable[[], PeerExtractor]] = {
     TRAFILATURA: trafilatura_reader,
     READABILITY: readability_reader,
+    RESILIPARSE: resiliparse_reader,
 }
 # Readings a peer gives with other settings: made where their peer is installed.
 PEER_VARIANTS: dict[str, tuple[str, Callable[[], PeerExtractor]]] = {
@@ -210,8 +233,8 @@ PEER_VARIANTS: dict[str, tuple[str, Callable[[], PeerExtractor]]] = {
 
 
 def available_peers() -> list[str]:
-    """The peers installed here (``pip install -r requirements.txt`` installs both)."""
-    return [name for name in PEERS if importlib.util.find_spec(name) is not None]
+    """The peers installed here (``pip install -r requirements.txt`` installs all three)."""
+    return [name for name in PEER_FACTORIES if importlib.util.find_spec(name) is not None]
 
 
 class Peers:
@@ -263,7 +286,7 @@ def deadline_passed(deadline: float | None) -> bool:
 
 # The peers' readings: not started past the page's time budget (they cost the most), and
 # their failures are theirs, not ours to count.
-PEER_READINGS = frozenset({READABILITY, TRAFILATURA, TRAFILATURA_RECALL})
+PEER_READINGS = frozenset({READABILITY, TRAFILATURA, TRAFILATURA_RECALL, RESILIPARSE})
 
 
 class PageReadings:
