@@ -655,8 +655,9 @@ def test_readability_and_resiliparse_agreeing_outvote_trafilatura_on_todays_mark
     paragraphs and a box of teasers, where readability's and resiliparse's hold the story:
     two readers against one, readability's reading is delivered, raw or rendered. Where
     resiliparse agrees with trafilatura, trafilatura's reading stands and readability is
-    not asked; where readability and resiliparse disagree, or agree on a fragment of
-    trafilatura's (the story, where trafilatura's holds the comments too), it stands."""
+    not asked, nor resiliparse where text density agrees with it; where readability and
+    resiliparse disagree, or agree on a fragment of trafilatura's (the story, where
+    trafilatura's holds the comments too), it stands."""
     rng = random.Random(13)
     paragraphs = [sentence(rng, 30) for _ in range(5)]
     story = "\n".join(paragraphs)
@@ -674,6 +675,9 @@ def test_readability_and_resiliparse_agreeing_outvote_trafilatura_on_todays_mark
     witnessed, asked = raw_decision(story, "", {**texts, "resiliparse": texts["trafilatura"]},
                                     head=viewport)  # fmt: skip
     assert witnessed.source == "trafilatura" and asked["readability"] == 0
+    borne, asked = raw_decision(story, "", {**texts, DENSITY: texts["trafilatura"]},
+                                head=viewport)  # fmt: skip
+    assert borne.source == "trafilatura" and asked["resiliparse"] == asked["readability"] == 0
     split, _ = raw_decision(story, "", {**texts, "resiliparse": teasers}, head=viewport)
     assert split.source == "trafilatura", split.why
     comments = "\n".join(sentence(rng, 20) for _ in range(12))

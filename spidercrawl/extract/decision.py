@@ -111,9 +111,10 @@ class DecisionSettings:
     modern_rendered_lead: float | None = None
     # Today's markup: readability's reading instead of trafilatura's where readability and
     # resiliparse agree at least this much, trafilatura's agrees under ``witness_apart``
-    # with each, and readability's holds at least ``witness_share`` of trafilatura's words
-    # (two readers agreeing on a fragment do not outvote an article). None: trafilatura's
-    # stands. Chosen leaving one dataset out (docs/measurements.md).
+    # with each and with text density's, and readability's holds at least
+    # ``witness_share`` of trafilatura's words (two readers agreeing on a fragment do not
+    # outvote an article). None: trafilatura's stands. Chosen leaving one dataset out
+    # (docs/measurements.md).
     witness_agreement: float | None = 0.75
     witness_apart: float = 0.9
     witness_share: float = 0.7
@@ -373,20 +374,24 @@ def todays_reading(
 def _outvoted(readings: PageReadings, settings: DecisionSettings) -> tuple[str, float] | None:
     """Why trafilatura's reading gives way to readability's, and their agreement, where
     resiliparse's reading agrees with readability's (``witness_agreement``), trafilatura's
-    agrees with neither (under ``witness_apart``) and readability's is not a fragment of
-    it (``witness_share``): two readers against one. None where trafilatura's stands.
-    resiliparse is asked first (milliseconds a page), readability only where resiliparse's
-    reading stands apart from trafilatura's."""
+    agrees with neither nor with text density's (under ``witness_apart``) and
+    readability's is not a fragment of it (``witness_share``): two readers against one.
+    None where trafilatura's stands. Text density's agreement is at hand (the reading's
+    confidence); resiliparse is asked next (milliseconds a page), readability only where
+    resiliparse's reading stands apart from trafilatura's."""
     needed = settings.witness_agreement
     if needed is None or not readings.has(RESILIPARSE) or not readings.has(READABILITY):
         return None
+    apart = settings.witness_apart
+    if readings.has(DENSITY) and readings.agreement(TRAFILATURA, DENSITY) >= apart:
+        return None  # text density bears trafilatura's reading out: no witness asked
     if len(readings.words(RESILIPARSE)) < MIN_ARTICLE_WORDS:
         return None
     with_witness = readings.agreement(TRAFILATURA, RESILIPARSE)
-    if with_witness >= settings.witness_apart:
+    if with_witness >= apart:
         return None
     with_readability = readings.agreement(TRAFILATURA, READABILITY)
-    if with_readability >= settings.witness_apart:
+    if with_readability >= apart:
         return None
     share = len(readings.words(READABILITY)) / max(len(readings.words(TRAFILATURA)), 1)
     if share < settings.witness_share:
