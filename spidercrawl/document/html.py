@@ -229,6 +229,10 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     if not text.strip():
         raise UnusableDocumentError("empty document")
     text = flattened_if_deep(close_runaway_title(text))
+    hazard = lexbor_hazard(text)
+    if hazard:
+        logger.info("Raw HTML with %s: parsed as it is, not built as a browser would", hazard)
+        return parse_html(text)
     try:  # scripts on, as in our Chromium: a <noscript> holds text, not markup
         tree = LexborHTMLParser(text, scripting=True)
         _drop_unread_markup(tree)
@@ -298,6 +302,22 @@ class _DepthCappedBuilder(html.parser.HTMLParser):
 
     def handle_data(self, data: str) -> None:
         self._append_text(data)
+
+
+# Lists of options on which lexbor's tree building takes time growing with the square of
+# their length (100,000 ``<option>`` in a ``<select>``: 70 s; ``<optgroup>`` alike; 2,000:
+# a few hundredths of a second). libxml2 parses them in linear time.
+MAX_LEXBOR_OPTIONS = 2_000
+
+
+def lexbor_hazard(text: str) -> str:
+    """Why lexbor should not build a tree of ``text`` ("" where it may): markup it builds
+    in time growing with the square of its size."""
+    lowered = text.lower()
+    options = lowered.count("<option") + lowered.count("<optgroup")
+    if options > MAX_LEXBOR_OPTIONS:
+        return f"{options} options in its lists"
+    return ""
 
 
 def flattened_if_deep(text: str) -> str:

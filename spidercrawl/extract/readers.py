@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spidercrawl.document.html import flattened_if_deep
+from spidercrawl.document.html import flattened_if_deep, lexbor_hazard
 from spidercrawl.document.structure import lines_html
 from spidercrawl.text import tokenize, word_f1
 
@@ -207,11 +207,15 @@ def readability_reader() -> PeerExtractor:
 def resiliparse_reader() -> PeerExtractor:
     """resiliparse's main-content text, a block a line, without links' targets, images'
     alternative texts or form fields. Its reading of deep markup takes time growing with
-    the square of the depth: deep markup is flattened first, as for our own tree."""
+    the square of the depth: deep markup is flattened first, as for our own tree; markup
+    its tree builder (lexbor) builds in such time is not read."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
     def extract(html: str) -> str:
+        hazard = lexbor_hazard(html)
+        if hazard:
+            raise NoReadingError(f"resiliparse does not read a page with {hazard}")
         tree = HTMLTree.parse(flattened_if_deep(html))
         return extract_plain_text(
             tree, main_content=True, preserve_formatting=True, list_bullets=False,
