@@ -228,8 +228,7 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     text = decode_html(markup, content_type)[0] if isinstance(markup, bytes) else markup
     if not text.strip():
         raise UnusableDocumentError("empty document")
-    text = flattened_if_deep(close_runaway_title(text))
-    hazard = lexbor_hazard(text)
+    text, hazard = lexbor_input(close_runaway_title(text))
     if hazard:
         logger.info("Raw HTML with %s: parsed as it is, not built as a browser would", hazard)
         return parse_html(text)
@@ -320,15 +319,19 @@ def lexbor_hazard(text: str) -> str:
     return ""
 
 
-def flattened_if_deep(text: str) -> str:
-    """``text``, flattened at ``MAX_DEPTH`` where it holds more than ``LEXBOR_QUICK_TAGS``
-    tags nested deeper: lexbor's tree building, and resiliparse's reading of the tree,
-    take time growing with the square of the depth (a million nested ``div`` ran for
-    hours)."""
+def lexbor_input(text: str) -> tuple[str, str]:
+    """``text`` as lexbor may build it, and why it may not ("" where it may: see
+    :func:`lexbor_hazard`; then ``text`` is returned as it is). Markup of more than
+    ``LEXBOR_QUICK_TAGS`` tags nested deeper than ``MAX_DEPTH`` is flattened: lexbor's tree
+    building, and resiliparse's reading of the tree, take time growing with the square of
+    the depth (a million nested ``div`` ran for hours)."""
+    hazard = lexbor_hazard(text)
+    if hazard:
+        return text, hazard
     if text.count("<") > LEXBOR_QUICK_TAGS and deeper_than(text, MAX_DEPTH):
         logger.info("Raw HTML nested deeper than %d: flattened before tree building", MAX_DEPTH)
-        return _flattened(text)
-    return text
+        return _flattened(text), ""
+    return text, ""
 
 
 def _flattened(text: str) -> str:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spidercrawl.document.html import flattened_if_deep, lexbor_hazard
+from spidercrawl.document.html import lexbor_input
 from spidercrawl.document.structure import lines_html
 from spidercrawl.text import tokenize, word_f1
 
@@ -213,10 +213,10 @@ def resiliparse_reader() -> PeerExtractor:
     from resiliparse.parse.html import HTMLTree
 
     def extract(html: str) -> str:
-        hazard = lexbor_hazard(html)
+        markup, hazard = lexbor_input(html)
         if hazard:
             raise NoReadingError(f"resiliparse does not read a page with {hazard}")
-        tree = HTMLTree.parse(flattened_if_deep(html))
+        tree = HTMLTree.parse(markup)
         return extract_plain_text(
             tree, main_content=True, preserve_formatting=True, list_bullets=False,
             alt_texts=False, links=False, form_fields=False, noscript=False,
