@@ -88,6 +88,8 @@ DOWNLOADER_MIDDLEWARES = {
     "spidercrawl.capture.redirects.OffsiteRedirectMiddleware": 948,
     # Before Scrapy's retries (550): a 429 or 503 waits out the site's Retry-After.
     "spidercrawl.capture.retry_after.RetryAfterMiddleware": 560,
+    # Before anything parses a response: start tags of thousands of attributes cut.
+    "spidercrawl.capture.attribute_floods.AttributeFloodMiddleware": 960,
     # Nearest the download: every response as the server sent it (with WARC_DIR set).
     "spidercrawl.capture.warc.WarcArchiveMiddleware": 990,
 }

@@ -158,3 +158,19 @@ def test_a_page_over_the_size_limit_is_refused_at_once(tmp_path) -> None:
     assert seconds < LIMIT_SECONDS and peak < LIMIT_BYTES, (seconds, peak)
     assert "more than a page may have" in result.stderr
     assert [Path(a["url"]).name for a in articles(tmp_path)] == ["good.html"]
+
+
+def test_a_tag_of_200000_attributes_is_cut_and_its_page_extracted_in_bounded_time(
+    tmp_path,
+) -> None:
+    """Every parser of the page (ours, the peers', lexbor's) compares each attribute of a
+    tag with those before it: 200,000 took minutes of CPU. Values quoted around ``<`` and
+    ``>``, which a tag pattern of brackets would not see as one tag, included."""
+    flood = " ".join(f'data-a{n}="x<y>"' if n % 2 else f"a{n}" for n in range(200_000))
+    path = tmp_path / "flood.html"
+    path.write_text(STORY.replace("<h1>", f'<h1 class="title" {flood}>') + "</body></html>")
+    result, seconds, peak = extract(tmp_path, path)
+    assert seconds < LIMIT_SECONDS and peak < LIMIT_BYTES, (seconds, peak)
+    (article,) = articles(tmp_path)
+    assert "The harbour council met today." in article["text"]
+    assert "1 start tag(s) of more than 2000 attributes: cut after the first 2000" in result.stderr

@@ -1,9 +1,11 @@
 """Bad pages on the fast path: bounded, sent to the browser with a reason, never lost.
 
-A copy of the demo gets six more article pages: 10 MB of HTML in a hidden element, 10 MB of
-application state in an inline script, 50,000 elements, markup cut off in the middle of a
-tag, a page that declares UTF-8 but is sent in windows-1252, and a million tags never closed
-(``<a<a<a...``, which a tag pattern must not read to the end from every ``<``). The site is
+A copy of the demo gets seven more article pages: 10 MB of HTML in a hidden element, 10 MB
+of application state in an inline script, 50,000 elements, markup cut off in the middle of
+a tag, a page that declares UTF-8 but is sent in windows-1252, a million tags never closed
+(``<a<a<a...``, which a tag pattern must not read to the end from every ``<``) and a tag of
+50,000 attributes (which every HTML parser reads in time growing with the square of their
+number). The site is
 learned from a crawl of the demo; the crawl of the copy takes the fast path.
 """
 
@@ -25,6 +27,7 @@ BAD_PAGES = {
     "903": f"{BASE}04/a-page-whose-charset-lies-about-itself/",
     "904": f"{BASE}05/a-page-of-a-million-tags-never-closed/",
     "905": f"{BASE}06/a-page-of-ten-megabytes-of-inline-state/",
+    "906": f"{BASE}07/a-page-of-a-tag-of-fifty-thousand-attributes/",
 }
 LIE = "Café crème at the naïve façade: the jetty\u2019s reopening."
 
@@ -41,6 +44,8 @@ def _bad_pages(template: str) -> dict[str, bytes]:
     cut = template[: template.index("</article>") - 40] + '<p class="unfinished'
     lie = template[:first_paragraph] + f"<p>{LIE}</p>" + template[first_paragraph:]
     unclosed = template + "<a" * 1_000_000  # 2 MB, and no ">" after them
+    flood = " ".join(f'data-n{n}="<{n}>"' for n in range(50_000))
+    flooded = template.replace("</body>", f'<div class="promo" {flood}></div></body>')
     return {
         "900": big.encode("utf-8"),
         "901": many.encode("utf-8"),
@@ -48,6 +53,7 @@ def _bad_pages(template: str) -> dict[str, bytes]:
         "903": lie.encode("cp1252"),  # while its <meta charset> says utf-8
         "904": unclosed.encode("utf-8"),
         "905": state.encode("utf-8"),
+        "906": flooded.encode("utf-8"),
     }
 
 
@@ -85,7 +91,7 @@ def test_each_bad_page_is_bounded_and_rendered_with_its_reason(bad_crawl) -> Non
     notes = {item["url"]: item.get("method_note") or "" for item in fast.items}
     for url in (big, many):  # the browser had them
         assert notes[url].startswith("rendered: the fast path failed"), notes[url]
-    assert len(fast.items) == 36  # the demo's 30 and the 6 bad pages: none lost
+    assert len(fast.items) == 37  # the demo's 30 and the 7 bad pages: none lost
 
 
 def test_a_page_of_megabytes_of_inline_state_is_read_without_it(bad_crawl) -> None:
@@ -119,3 +125,16 @@ def test_a_page_of_tags_never_closed_gives_its_article(bad_crawl) -> None:
     url = _local(BAD_PAGES["904"], base_url)
     article = next(item for item in fast.items if item["url"] == url)
     assert article["word_count"] > 50
+
+
+def test_a_tag_of_fifty_thousand_attributes_is_cut_and_its_page_read_by_the_rules(
+    bad_crawl,
+) -> None:
+    """Cut as the response arrives, before the spider's selectors or the fast path parse
+    it: the page is read by the site's rules like any other."""
+    _, fast, base_url = bad_crawl
+    url = _local(BAD_PAGES["906"], base_url)
+    cut = f"{url}: start tags of more than 2000 attributes cut before the page is parsed"
+    assert cut in fast.log
+    article = next(item for item in fast.items if item["url"] == url)
+    assert article["method"] == "rules" and article["word_count"] > 50

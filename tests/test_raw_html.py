@@ -10,6 +10,7 @@ import pytest
 from spidercrawl.document.density import DensityExtractor, shows_text
 from spidercrawl.document.html import (
     LEXBOR_QUICK_TAGS,
+    MAX_ATTRIBUTES,
     MAX_DEPTH,
     UnusableDocumentError,
     close_runaway_title,
@@ -17,6 +18,7 @@ from spidercrawl.document.html import (
     parse_html,
     parse_raw_html,
     within_size,
+    without_attribute_floods,
     without_script_bodies,
 )
 from spidercrawl.learn.rules import ExtractionRules, RuleExtraction, raw_document
@@ -194,6 +196,32 @@ def test_a_list_lexbor_builds_in_square_time_is_parsed_as_it_is_in_bounded_time(
     assert time.process_time() - started < 2.0
     assert "The harbour council met today." in root.text_content()
     assert lexbor_hazard("<select>" + "<option>Country</option>" * 250 + "</select>") == ""
+
+
+@pytest.mark.parametrize("value", ['"x<y"', "'x>y'", "x", None])
+def test_a_tag_of_50000_attributes_is_cut_after_its_first_and_parsed_in_bounded_time(
+    value: str | None,
+) -> None:
+    """libxml2 and lexbor compare each attribute with those before it (50,000: 20 s of
+    CPU in libxml2). The tag is cut after its first ``MAX_ATTRIBUTES``, whatever its values
+    hold, so its class stays and the story is found; a script's text that reads like such
+    a tag is left as it is. The bound is on this process's CPU time."""
+    attributes = " ".join(f"a{n}" if value is None else f"a{n}={value}" for n in range(50_000))
+    script = "<script>if (a<b " + "c " * 3_000 + ") {}</script>"
+    html = (
+        f'<html><body><div class="story" {attributes}><p>The harbour council met today.</p>'
+        f"</div>{script}</body></html>"
+    )
+    started = time.process_time()
+    bounded = without_attribute_floods(html)
+    for parse in (parse_html, parse_raw_html):
+        root = parse(html)
+        (story,) = root.xpath("//div[@class='story']")
+        assert len(story.attrib) == MAX_ATTRIBUTES
+        assert story.text_content() == "The harbour council met today."
+    assert time.process_time() - started < 2.0
+    assert script in bounded and len(bounded) < len(html) / 10
+    assert without_attribute_floods(script) is script
 
 
 def test_each_page_is_flattened_by_its_own_depth_though_one_parser_reads_them_all(

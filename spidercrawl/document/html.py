@@ -17,6 +17,7 @@ begins (:func:`close_runaway_title`), so the page's text is found in its raw HTM
 
 from __future__ import annotations
 
+import bisect
 import html.parser
 import logging
 import re
@@ -152,6 +153,10 @@ def parse_html(markup: str | bytes, content_type: str | None = None) -> lxml.htm
     Raises :class:`UnusableDocumentError` when there is nothing to parse.
     """
     text = decode_html(markup, content_type)[0] if isinstance(markup, bytes) else markup
+    return _parse_with_libxml2(without_attribute_floods(text))
+
+
+def _parse_with_libxml2(text: str) -> lxml.html.HtmlElement:
     text = _XML_DECLARATION.sub("", text, count=1).replace("\x00", "")
     text = close_runaway_title(text)
     if not text.strip():
@@ -231,7 +236,7 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     text, hazard = lexbor_input(close_runaway_title(text))
     if hazard:
         logger.info("Raw HTML with %s: parsed as it is, not built as a browser would", hazard)
-        return parse_html(text)
+        return _parse_with_libxml2(text)
     try:  # scripts on, as in our Chromium: a <noscript> holds text, not markup
         tree = LexborHTMLParser(text, scripting=True)
         _drop_unread_markup(tree)
@@ -239,7 +244,7 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     except Exception as error:  # lexbor refusing some input: libxml2's tree still serves
         logger.info("HTML5 tree building failed (%s); the raw HTML is parsed as it is", error)
         as_browser = text
-    return parse_html(as_browser)
+    return _parse_with_libxml2(as_browser)
 
 
 # What no reader of a raw page's tree looks at (``remove_invisible`` drops it first), removed
@@ -303,6 +308,59 @@ class _DepthCappedBuilder(html.parser.HTMLParser):
         self._append_text(data)
 
 
+# A start tag of thousands of attributes: libxml2 and lexbor compare each attribute with
+# those before it, in time growing with the square of their number (20,000 attributes:
+# 0.8 s of CPU in libxml2, 1.6 s through lexbor; 200,000: minutes), and so do the peers,
+# which parse with libxml2. No page of the dev sets holds a tag of even 500 attributes;
+# 2,000 cost a few milliseconds.
+MAX_ATTRIBUTES = 2_000
+# An attribute as a browser's tokenizer reads one: its name, then ``=`` and a value, quoted
+# or not (a quoted value may hold ``<`` and ``>``). Atomic: the search never backtracks.
+_ATTRIBUTE = r"""(?>[\s/]++[^\s/>=]++(?:\s*+=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>]*+))?+)"""
+_FLOOD = re.compile(rf"<[a-zA-Z][a-zA-Z0-9:-]*+(?:{_ATTRIBUTE}){{{MAX_ATTRIBUTES}}}")
+_MORE_ATTRIBUTES = re.compile(rf"(?:{_ATTRIBUTE})*+")
+_RAW_TEXT_TAG = re.compile(r"<(/?)(?:script|style)\b", re.IGNORECASE)
+_last = threading.local()  # the last text asked of, by identity, and its answer
+
+
+def without_attribute_floods(text: str) -> str:
+    """``text`` with each start tag of more than ``MAX_ATTRIBUTES`` attributes cut after
+    its first ``MAX_ATTRIBUTES`` (a hostile page's: no reader looks past them), what every
+    parser of a page is given; a script's or style's text, which no parser reads as tags,
+    as it is. One search of the page, in linear time; the same text asked again (the fast
+    path parses a page twice) answered without a search."""
+    asked, answer = getattr(_last, "pair", (None, ""))
+    if asked is text:
+        return answer
+    answer = _without_floods(text)
+    _last.pair = (text, answer)
+    return answer
+
+
+def _without_floods(text: str) -> str:
+    flood = _FLOOD.search(text)
+    if flood is None:
+        return text
+    raw_text = [(match.start(), not match.group(1)) for match in _RAW_TEXT_TAG.finditer(text)]
+    parts: list[str] = []
+    kept_from = 0
+    while flood is not None:
+        end = _MORE_ATTRIBUTES.match(text, flood.end()).end()
+        before = bisect.bisect(raw_text, (flood.start(),))
+        if not before or not raw_text[before - 1][1]:  # not inside a script or a style
+            parts.append(text[kept_from : flood.end()])
+            kept_from = end
+        flood = _FLOOD.search(text, end)
+    if not parts:
+        return text
+    logger.info(
+        "%d start tag(s) of more than %d attributes: cut after the first %d",
+        len(parts), MAX_ATTRIBUTES, MAX_ATTRIBUTES,
+    )  # fmt: skip
+    parts.append(text[kept_from:])
+    return "".join(parts)
+
+
 # Lists of options on which lexbor's tree building takes time growing with the square of
 # their length (100,000 ``<option>`` in a ``<select>``: 70 s; ``<optgroup>`` alike; 2,000:
 # a few hundredths of a second). libxml2 parses them in linear time.
@@ -321,10 +379,12 @@ def lexbor_hazard(text: str) -> str:
 
 def lexbor_input(text: str) -> tuple[str, str]:
     """``text`` as lexbor may build it, and why it may not ("" where it may: see
-    :func:`lexbor_hazard`; then ``text`` is returned as it is). Markup of more than
+    :func:`lexbor_hazard`; then ``text`` is returned without its attribute floods, as
+    every parser gets it: :func:`without_attribute_floods`). Markup of more than
     ``LEXBOR_QUICK_TAGS`` tags nested deeper than ``MAX_DEPTH`` is flattened: lexbor's tree
     building, and resiliparse's reading of the tree, take time growing with the square of
     the depth (a million nested ``div`` ran for hours)."""
+    text = without_attribute_floods(text)
     hazard = lexbor_hazard(text)
     if hazard:
         return text, hazard

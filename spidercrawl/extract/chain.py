@@ -24,7 +24,7 @@ from typing import Any
 
 from spidercrawl.document.captured import Page
 from spidercrawl.document.density import DensityResult
-from spidercrawl.document.html import within_size
+from spidercrawl.document.html import within_size, without_attribute_floods
 from spidercrawl.extract.article import SiteReaders
 from spidercrawl.extract.cold_start import cold_start_extraction
 from spidercrawl.extract.decision import (
@@ -129,9 +129,9 @@ class ExtractionChain:
         return PageReadings(readers, deadline, page.get("url")), facts
 
     def _peer_input(self, page: Page) -> tuple[str, str]:
-        """The raw HTML the peers read, or "" and why they cannot: no peers, a page over
-        ``PEER_MAX_CHARS`` even without its scripts' and styles' content (on which their
-        time has no bound we set)."""
+        """The raw HTML the peers read (without its attribute floods), or "" and why they
+        cannot: no peers, a page over ``PEER_MAX_CHARS`` even without its scripts' and
+        styles' content (on which their time has no bound we set)."""
         if self.peers is None or not self.peers_on[page.plain]:
             return "", ""  # asked for none
         if not self.peers.enough:
@@ -145,7 +145,7 @@ class ExtractionChain:
                 page.get("url"), len(raw), PEER_MAX_CHARS,
             )  # fmt: skip
             return "", "raw HTML over the peers' size"
-        return bounded, ""
+        return without_attribute_floods(bounded), ""  # they parse with libxml2
 
     def extract(
         self, page: Mapping[str, Any], model: SiteModel | None, fallback_reason: str = ""

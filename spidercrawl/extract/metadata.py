@@ -21,6 +21,7 @@ from urllib.parse import urljoin, urlsplit
 from dateutil import parser as date_parser
 from dateutil.parser import UnknownTimezoneWarning
 
+from spidercrawl.document.html import without_attribute_floods
 from spidercrawl.document.language import declared_language, language
 from spidercrawl.document.page import first_value, names_title, title_key
 
@@ -240,7 +241,7 @@ _EMPTY_DOCUMENT = "<html></html>"
 def _htmldate(page: Mapping[str, Any]) -> str:
     import htmldate
 
-    html = page.get("rendered_html") or ""
+    html = without_attribute_floods(page.get("rendered_html") or "")  # it parses with libxml2
     url = str(page.get("url") or "")
     if not html and not url:
         return ""
