@@ -313,3 +313,26 @@ def test_text_of_the_container_no_training_page_showed_is_taken() -> None:
     result = rules.extract(listed)
     assert "Paragraph 2 of story 9" in result.text and "Item 3: the ferry" in result.text
     assert result.container_share == 1.0 and rules.check(result).ok
+
+
+def test_the_page_share_bound_of_one_or_two_training_pages_is_never_under_the_floor() -> None:
+    """Rules learned from one page of a long menu took a fifth of its text; a page of the
+    same template whose story is three times as long is a larger share of its page, and is
+    not refused for it (1.5 times the one page's share said it was). From three training
+    pages the bound stands: the same page goes to the browser."""
+
+    def with_menu(html: str) -> str:
+        menu = "".join(
+            f"<li><a href='/s{i}'>Section number {i} of the harbour paper</a></li>"
+            for i in range(40)
+        )
+        return html.replace("<ul class='menu'>", f"<ul class='menu'>{menu}")
+
+    content = [(p, i) for p in range(3) for i in (2, 3, 4)]
+    pages = [page_item(n) | {"rendered_html": with_menu(page_html(n))} for n in range(3)]
+    longer = ExtractionRules().fit(pages[:1], content[:3]).extract(with_menu(page_html(9, 9)))
+    share = longer.chars / longer.page_chars
+    assert 0.3 < share < 0.5
+    assert ExtractionRules().fit(pages[:1], content[:3]).check(longer).ok
+    verdict = ExtractionRules().fit(pages, content).check(longer)
+    assert not verdict.ok and verdict.reason == f"the rules took {share:.0%} of the page's text"
