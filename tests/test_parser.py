@@ -317,7 +317,8 @@ def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
     """A story in a class-less wrapper under ``div#main``, with story highlights before it
     (a class-less list under ``div#highlights``, which one reader keeps) and, inside it, a
     date line, a byline (a wire story's with how long ago it was filed), a slideshow caption,
-    a one-link line, a copyright line and a comment count the readers split on."""
+    a one-link line, a copyright line, a comment count and a picture's caption in emphasis
+    (no class) the readers split on."""
     rng = random.Random(number)
     story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
     highlights = [f"highlight{number} {sentence(rng, 9)}" for _ in range(3)]
@@ -330,6 +331,7 @@ def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
         f"RELATED: Ferry fares{number} rise again",
         f"© 2012 The Harbour Times{number}. All rights reserved.",
         f"{number + 3} Comments",
+        f"The harbour master{number} greets the first ferry",
     ]
     html = (
         "<html><body><div class='nav'><a href='/'>Home</a> <a href='/a'>Archive</a></div>"
@@ -338,7 +340,8 @@ def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
         + f"</ul></div><div><div><p>{junk[0]}</p><p>{junk[1]}</p><p>{story[0]}</p>"
         f"<div class='slideshow-cap'>{junk[2]}</div><p>{story[1]}</p>"
         f"<p>RELATED: <a href='/r/{number}'>Ferry fares{number} rise again</a></p>"
-        f"<p>{story[2]}</p><p>{junk[4]}</p><div>{junk[5]}</div></div></div></div>"
+        f"<p>{story[2]}</p><p><img src='/m{number}.jpg'><br><em>{junk[6]}</em></p>"
+        f"<p>{junk[4]}</p><div>{junk[5]}</div></div></div></div>"
         f"<div><p>Most read story{number + 1} {sentence(rng, 15)}</p></div></body></html>"
     )
     text, noisy = "\n\n".join(story), "\n\n".join([*junk, *story])
@@ -354,7 +357,7 @@ def kinds_item(number: int) -> tuple[dict, list[str], list[str], list[str]]:
 
 def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_story_in() -> None:
     items = [kinds_item(number) for number in range(6)]
-    content = [(page, index) for page in range(6) for index in range(9)]
+    content = [(page, index) for page in range(6) for index in range(10)]
     rules = ExtractionRules().fit([item for item, *_ in items], content)
     assert [part.css for part in rules.containers] == ["div#main > div > div"]
     assert rules.usable, rules.read_by_arbiter
@@ -373,7 +376,13 @@ def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_st
     markup = {(p.css, p.why) for p in rules.parts_ if p.kind == "markup" and p.pages == 6}
     assert {("div.slideshow-cap", "by its markup: a caption")} | {
         ("p", f"by its markup: {kind}")
-        for kind in ("a date line", "a byline", "a line of one link", "a copyright line")
+        for kind in (
+            "a date line",
+            "a byline",
+            "a line of one link",
+            "a copyright line",
+            "a caption",
+        )
     } | {("div", "by its markup: a comment count")} <= markup
 
 
@@ -640,7 +649,7 @@ def test_show_prints_the_summary_and_the_kinds_left_out_with_their_evidence(
     boxed_model: SiteModel,
 ) -> None:
     items = [kinds_item(number) for number in range(6)]
-    content = [(page, index) for page in range(6) for index in range(9)]
+    content = [(page, index) for page in range(6) for index in range(10)]
     model = copy.deepcopy(boxed_model)
     model.rules_ = ExtractionRules().fit([item for item, *_ in items], content)
     lines = list(parser_lines(model, "quay.example"))
