@@ -45,7 +45,7 @@ def _bad_pages(template: str) -> dict[str, bytes]:
     lie = template[:first_paragraph] + f"<p>{LIE}</p>" + template[first_paragraph:]
     unclosed = template + "<a" * 1_000_000  # 2 MB, and no ">" after them
     flood = " ".join(f'data-n{n}="<{n}>"' for n in range(50_000))
-    flooded = template.replace("</body>", f'<div class="promo" {flood}></div></body>')
+    flooded = lie.replace("</body>", f'<div class="promo" {flood}></div></body>')
     return {
         "900": big.encode("utf-8"),
         "901": many.encode("utf-8"),
@@ -53,7 +53,7 @@ def _bad_pages(template: str) -> dict[str, bytes]:
         "903": lie.encode("cp1252"),  # while its <meta charset> says utf-8
         "904": unclosed.encode("utf-8"),
         "905": state.encode("utf-8"),
-        "906": flooded.encode("utf-8"),
+        "906": flooded.encode("cp1252"),  # and its charset lies too
     }
 
 
@@ -131,10 +131,13 @@ def test_a_tag_of_fifty_thousand_attributes_is_cut_and_its_page_read_by_the_rule
     bad_crawl,
 ) -> None:
     """Cut as the response arrives, before the spider's selectors or the fast path parse
-    it: the page is read by the site's rules like any other."""
+    it, in its bytes: the page, which also declares UTF-8 in windows-1252, is read by its
+    bytes and by the site's rules like any other."""
     _, fast, base_url = bad_crawl
     url = _local(BAD_PAGES["906"], base_url)
     cut = f"{url}: start tags of more than 2000 attributes cut before the page is parsed"
     assert cut in fast.log
+    assert f"{url} declares utf-8 but its bytes are cp1252: read as cp1252" in fast.log
     article = next(item for item in fast.items if item["url"] == url)
     assert article["method"] == "rules" and article["word_count"] > 50
+    assert LIE in article["text"]

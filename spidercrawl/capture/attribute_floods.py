@@ -3,7 +3,9 @@
 A start tag of thousands of attributes costs every HTML parser time growing with the
 square of their number (:func:`~spidercrawl.document.html.without_attribute_floods`):
 Scrapy's selectors, which the spider reads links and article markers with, as much as
-our readers. The response is given on with such tags cut, and the cut logged.
+our readers. The response is given on with such tags cut in its bytes (its charset then
+decided on them as on any page's: a page whose charset lies is still read by its bytes),
+and the cut logged.
 """
 
 from __future__ import annotations
@@ -31,12 +33,12 @@ class AttributeFloodMiddleware:
     ) -> Response:
         if not isinstance(response, HtmlResponse):
             return response
-        text = response.text
-        bounded = without_attribute_floods(text)
-        if bounded is text:
+        body = response.body
+        bounded = without_attribute_floods(body)
+        if bounded is body:
             return response
         logger.info(
             "%s: start tags of more than %d attributes cut before the page is parsed",
             response.url, MAX_ATTRIBUTES,
         )  # fmt: skip
-        return response.replace(body=bounded.encode("utf-8"), encoding="utf-8")
+        return response.replace(body=bounded)  # its bytes: its charset decided as ever

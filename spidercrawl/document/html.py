@@ -23,6 +23,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable
+from typing import TypeVar
 
 import lxml.etree
 import lxml.html
@@ -30,6 +31,8 @@ from selectolax.lexbor import LexborHTMLParser
 from w3lib.encoding import html_to_unicode
 
 logger = logging.getLogger(__name__)
+
+Markup = TypeVar("Markup", str, bytes)
 
 MAX_DEPTH = 512  # Chromium's own limit on DOM depth; deeper start tags are flattened
 # Markup of at most this many tags builds in lexbor quickly however it nests, so its depth
@@ -326,15 +329,24 @@ _START_TAG = re.compile(
     rf"(?:{_ATTRIBUTE})*+"
 )
 _RAW_TEXT_TAG = re.compile(r"<(/?)(?:script|style)\b", re.IGNORECASE)
+# The same, for a response's bytes (ASCII markup in any ASCII-compatible charset): cut
+# before decoding, so that the charset is decided on the bytes as they came.
+_PATTERNS = {
+    str: (_START_TAG, _RAW_TEXT_TAG),
+    bytes: tuple(
+        re.compile(p.pattern.encode(), p.flags & re.IGNORECASE) for p in (_START_TAG, _RAW_TEXT_TAG)
+    ),
+}
 _last = threading.local()  # the last text asked of, by identity, and its answer
 
 
-def without_attribute_floods(text: str) -> str:
+def without_attribute_floods(text: Markup) -> Markup:
     """``text`` with each start tag of more than ``MAX_ATTRIBUTES`` attributes cut after
     its first ``MAX_ATTRIBUTES`` (a hostile page's: no reader looks past them), what every
     parser of a page is given; a script's or style's text, which no parser reads as tags,
-    as it is. One pass over the page's tags, in linear time (0.3 ms for a page of 90 kB);
-    the same text asked again (the fast path parses a page twice) answered without it."""
+    as it is. Text or bytes. One pass over the page's tags, in linear time (0.3 ms for a
+    page of 90 kB); the same text asked again (the fast path parses a page twice)
+    answered without it."""
     asked, answer = getattr(_last, "pair", (None, ""))
     if asked is text:
         return answer
@@ -343,13 +355,14 @@ def without_attribute_floods(text: str) -> str:
     return answer
 
 
-def _without_floods(text: str) -> str:
-    if not any(_START_TAG.findall(text)):  # the extra attribute of each tag: "" for most
+def _without_floods(text: Markup) -> Markup:
+    start_tag, raw_text_tag = _PATTERNS[type(text)]
+    if not any(start_tag.findall(text)):  # the extra attribute of each tag: empty for most
         return text
-    raw_text = [(match.start(), not match.group(1)) for match in _RAW_TEXT_TAG.finditer(text)]
-    parts: list[str] = []
+    raw_text = [(match.start(), not match.group(1)) for match in raw_text_tag.finditer(text)]
+    parts: list[Markup] = []
     kept_from = 0
-    for tag in _START_TAG.finditer(text):
+    for tag in start_tag.finditer(text):
         if not tag.group(1):
             continue
         before = bisect.bisect(raw_text, (tag.start(),))
@@ -363,7 +376,7 @@ def _without_floods(text: str) -> str:
         len(parts), MAX_ATTRIBUTES, MAX_ATTRIBUTES,
     )  # fmt: skip
     parts.append(text[kept_from:])
-    return "".join(parts)
+    return text[:0].join(parts)
 
 
 # Lists of options on which lexbor's tree building takes time growing with the square of
