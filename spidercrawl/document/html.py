@@ -320,9 +320,9 @@ MAX_ATTRIBUTES = 2_000
 # An attribute as a browser's tokenizer reads one: its name (which may hold ``<``), then
 # ``=`` and a value, quoted or not (a quoted value may hold ``<`` and ``>``). Atomic: never
 # read again. A start tag is read with all its attributes at once, so that no ``<`` inside
-# it starts another search (``<a <a <a ...``: a search of 2,000 attributes from each ``<``
-# took 19 s of CPU for a page of 1 MB); the group holds the attribute after its first
-# ``MAX_ATTRIBUTES``, where there is one.
+# it starts another search (a search from each ``<`` of ``<a <a <a ...`` would read the
+# rest of the tag again from each: time growing with the square of its length); the
+# group holds the attribute after its first ``MAX_ATTRIBUTES``, where there is one.
 _ATTRIBUTE = r"""(?>[\s/]++[^\s/>=]++(?:\s*+=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>]*+))?+)"""
 _START_TAG = re.compile(
     rf"<[a-zA-Z][a-zA-Z0-9:-]*+(?:{_ATTRIBUTE}){{0,{MAX_ATTRIBUTES}}}+({_ATTRIBUTE})?+"
