@@ -331,12 +331,9 @@ _START_TAG = re.compile(
 _RAW_TEXT_TAG = re.compile(r"<(/?)(?:script|style)\b", re.IGNORECASE)
 # The same, for a response's bytes (ASCII markup in any ASCII-compatible charset): cut
 # before decoding, so that the charset is decided on the bytes as they came.
-_PATTERNS = {
-    str: (_START_TAG, _RAW_TEXT_TAG),
-    bytes: tuple(
-        re.compile(p.pattern.encode(), p.flags & re.IGNORECASE) for p in (_START_TAG, _RAW_TEXT_TAG)
-    ),
-}
+_BYTES_PATTERNS = tuple(
+    re.compile(p.pattern.encode(), p.flags & re.IGNORECASE) for p in (_START_TAG, _RAW_TEXT_TAG)
+)
 _last = threading.local()  # the last text asked of, by identity, and its answer
 
 
@@ -356,7 +353,9 @@ def without_attribute_floods(text: Markup) -> Markup:
 
 
 def _without_floods(text: Markup) -> Markup:
-    start_tag, raw_text_tag = _PATTERNS[type(text)]
+    start_tag, raw_text_tag = (
+        _BYTES_PATTERNS if isinstance(text, bytes) else (_START_TAG, _RAW_TEXT_TAG)
+    )  # a subclass of str (lxml's text results) is text
     if not any(start_tag.findall(text)):  # the extra attribute of each tag: empty for most
         return text
     raw_text = [(match.start(), not match.group(1)) for match in raw_text_tag.finditer(text)]
