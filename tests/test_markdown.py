@@ -205,3 +205,30 @@ def test_clean_html_as_deep_as_a_page_may_be_is_written_whole() -> None:
     html = "<div>" * 400 + "<p>The deep story.</p><p>Its second paragraph.</p>" + "</div>" * 400
     markdown = html_markdown(html)
     assert "The deep story." in markdown and "Its second paragraph." in markdown
+
+
+def test_each_list_quote_and_table_of_a_page_stays_its_own() -> None:
+    # Sections nested at different depths, each with a quote, a list and a table: a walk
+    # that told them apart by their elements' addresses, which lxml reuses once an element
+    # is left behind, took many of them for one another.
+    sections = [
+        "<div>" * (n % 5) + f"<p>Section {n}</p><blockquote><p>quote {n}</p></blockquote>"
+        f"<ul><li>item {n}</li></ul><table><tr><td>cell {n}</td><td>next {n}</td></tr>"
+        f"<tr><td>row {n}</td><td>end {n}</td></tr></table>" + "</div>" * (n % 5)
+        for n in range(300)
+    ]
+    root = parse_raw_html(f"<html><body>{''.join(sections)}</body></html>")
+    paragraphs = list(element_paragraphs(root.find("body")))
+    owners: dict[tuple[str, int], set[str]] = {}
+    for para in paragraphs:
+        number = para.text.split()[-1]
+        if para.quote or para.kind == "ul":
+            owners.setdefault(("group", para.group), set()).add(number)
+        if para.table:
+            owners.setdefault(("table", para.table), set()).add(number)
+    assert len(owners) == 3 * 300
+    assert all(len(numbers) == 1 for numbers in owners.values())
+    # Without the sections' own paragraphs, the quotes and lists follow one another: each
+    # is still a quote or a list of its own in the article's clean HTML.
+    html = paragraphs_html(p for p in paragraphs if not p.text.startswith("Section"))
+    assert html.count("<blockquote>") == html.count("<ul>") == html.count("<table>") == 300

@@ -7,6 +7,7 @@ by blank lines) and its structured ``html`` (paragraphs, headings, lists, quotes
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from html import escape
@@ -335,7 +336,7 @@ def element_paragraphs(
             continue
         if is_block:
             yield from flush()
-            context.append(_block_context(tag, element, context[-1]))
+            context.append(_block_context(tag, context[-1]))
         stack.append(("close", element))
         own_text = element not in pass_through
         for child in reversed(element):
@@ -359,24 +360,30 @@ class _Context(NamedTuple):
     cell: int = 0
 
 
-def _block_context(tag: str, element: lxml.html.HtmlElement, parent: _Context) -> _Context:
+# Each list, quote, table, row and cell a walk opens is told apart by a number of its own,
+# unique in the process: an element's id() is its proxy's address, which lxml may free and
+# hand to the next element, so that two lists, tables, rows or cells could be taken for one.
+_serials = itertools.count(1)
+
+
+def _block_context(tag: str, parent: _Context) -> _Context:
     """The context of the paragraphs inside a block element."""
     kind = parent.kind
     if tag in HEADINGS or tag == "pre":
         return parent._replace(kind=tag)
     if tag in LIST_TAGS:
         depth = parent.depth + 1 if kind in LIST_TAGS else 0
-        return parent._replace(kind=tag, group=id(element), depth=depth)
+        return parent._replace(kind=tag, group=next(_serials), depth=depth)
     if tag == "li":
         return parent._replace(kind=kind if kind in LIST_TAGS else "ul")
     if tag == "blockquote":
-        return _Context("p", id(element), True)
+        return _Context("p", next(_serials), True)
     if tag == "table":
-        return parent._replace(kind="p", table=id(element), row=0, cell=0)
+        return parent._replace(kind="p", table=next(_serials), row=0, cell=0)
     if tag == "tr":
-        return parent._replace(kind="p", row=id(element), cell=0)
+        return parent._replace(kind="p", row=next(_serials), cell=0)
     if tag in CELL_KINDS and parent.table:
-        return parent._replace(kind=tag, cell=id(element))
+        return parent._replace(kind=tag, cell=next(_serials))
     if kind in LIST_TAGS or kind in CELL_KINDS:  # a <p> or <div> inside an item or a cell
         return parent
     return parent._replace(kind="p" if kind in HEADINGS else kind)
