@@ -132,6 +132,25 @@ def test_htmldate_reads_the_url_first_and_the_page_where_the_url_has_no_date() -
     assert article_metadata({"url": plain_url, "rendered_html": "<html></html>"}).published == ""
 
 
+def test_a_pages_date_is_read_by_htmldate_once_however_often_it_is_asked(monkeypatch) -> None:
+    import htmldate
+
+    real, asked = htmldate.find_date, []
+
+    def counted(document, **options):
+        asked.append(document)
+        return real(document, **options)
+
+    monkeypatch.setattr(htmldate, "find_date", counted)
+    html = "<html><head><meta name='date' content='2025-11-02'></head><body>x</body></html>"
+    page = {"url": "https://harbour.example/city/storm/", "rendered_html": html}
+    assert [article_metadata(page).published for _ in range(3)] == ["2025-11-02"] * 3
+    assert len(asked) == 2  # the URL alone, then the page: once each
+    other = {"url": "https://harbour.example/city/flood/", "rendered_html": html}
+    assert article_metadata(other).published == "2025-11-02"
+    assert len(asked) == 4  # another page (its URL) is read anew
+
+
 def test_the_text_corrects_a_templates_language() -> None:
     french = "Le conseil municipal a voté hier soir le budget du port et des écoles. " * 3
     assert language("en", french) == "fr"

@@ -305,3 +305,25 @@ def test_a_page_over_a_readers_size_is_read_without_its_scripts_where_that_fits(
     assert within_size(story, 100) == story
     assert within_size(state + story, 100) == "<script></script>" + story
     assert within_size(f"<p>{'y' * 500}</p>" + state, 100) is None
+
+
+def test_a_raw_page_parsed_twice_is_built_once_and_each_tree_is_its_own(monkeypatch) -> None:
+    from spidercrawl.document import html as html_module
+
+    built = []
+
+    class Counted(html_module.LexborHTMLParser):
+        def __init__(self, *args, **kwargs) -> None:
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(html_module, "LexborHTMLParser", Counted)
+    page = OLD_TEMPLATE.format(n=7)
+    first = parse_raw_html(page)
+    first.find(".//body").clear()  # a reader changes its tree
+    second = parse_raw_html(page)
+    assert len(built) == 1
+    assert "600ft up" in second.text_content()
+    assert "600ft up" not in first.text_content()
+    parse_raw_html(OLD_TEMPLATE.format(n=8))
+    assert len(built) == 2

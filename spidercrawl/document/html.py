@@ -236,18 +236,32 @@ def parse_raw_html(markup: str | bytes, content_type: str | None = None) -> lxml
     text = decode_html(markup, content_type)[0] if isinstance(markup, bytes) else markup
     if not text.strip():
         raise UnusableDocumentError("empty document")
+    asked, built = getattr(_last_built, "pair", (None, ""))
+    if asked is not text:
+        built = _built_as_browser(text)
+        _last_built.pair = (text, built)
+    return _parse_with_libxml2(built)
+
+
+# The last raw page built by lexbor, by identity, and its markup as built: a page's raw
+# HTML is parsed more than once (its metadata and rules, then the clean HTML of a peer's
+# reading), and each parse returns a tree of its own for its reader to change.
+_last_built = threading.local()
+
+
+def _built_as_browser(text: str) -> str:
+    """``text`` as lexbor builds and writes it out, for libxml2 to parse."""
     text, hazard = lexbor_input(close_runaway_title(text))
     if hazard:
         logger.info("Raw HTML with %s: parsed as it is, not built as a browser would", hazard)
-        return _parse_with_libxml2(text)
+        return text
     try:  # scripts on, as in our Chromium: a <noscript> holds text, not markup
         tree = LexborHTMLParser(text, scripting=True)
         _drop_unread_markup(tree)
-        as_browser = tree.html or text
+        return tree.html or text
     except Exception as error:  # lexbor refusing some input: libxml2's tree still serves
         logger.info("HTML5 tree building failed (%s); the raw HTML is parsed as it is", error)
-        as_browser = text
-    return _parse_with_libxml2(as_browser)
+        return text
 
 
 # What no reader of a raw page's tree looks at (``remove_invisible`` drops it first), removed

@@ -10,6 +10,7 @@ the declared language against the text.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -238,11 +239,26 @@ def publication_dates(page: Mapping[str, Any]) -> tuple[str, str]:
 _EMPTY_DOCUMENT = "<html></html>"
 
 
+# The last page htmldate read (its HTML by identity, its URL) and the date it found: the
+# decision asks a page's date where its markup looks new, and its metadata asks again.
+_last_date = threading.local()
+
+
 def _htmldate(page: Mapping[str, Any]) -> str:
+    rendered = page.get("rendered_html") or ""
+    url = str(page.get("url") or "")
+    asked, asked_url, found = getattr(_last_date, "answer", (None, "", ""))
+    if asked is rendered and asked_url == url:
+        return found
+    found = _htmldate_of(rendered, url)
+    _last_date.answer = (rendered, url, found)
+    return found
+
+
+def _htmldate_of(rendered: str, url: str) -> str:
     import htmldate
 
-    html = without_attribute_floods(page.get("rendered_html") or "")  # it parses with libxml2
-    url = str(page.get("url") or "")
+    html = without_attribute_floods(rendered)  # it parses with libxml2
     if not html and not url:
         return ""
     # htmldate takes a date in the URL before anything in the page; asked with the URL and
