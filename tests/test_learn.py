@@ -134,6 +134,19 @@ def test_same_pages_same_model_and_storage(pages: list[dict], tmp_path) -> None:
     assert np.array_equal(SiteModel.load(folder).decision(blocks), first.decision(blocks))
 
 
+def test_the_same_pages_in_another_order_give_the_same_model(pages: list[dict]) -> None:
+    # Workers fetch a site's pages in any order: what they learn must not hang on it.
+    first = SiteModel().fit(pages)
+    blocks = page_blocks(make_page(50))
+    for seed in range(3):
+        shuffled = pages[:]
+        random.Random(seed).shuffle(shuffled)
+        again = SiteModel().fit(shuffled)
+        assert np.array_equal(again.decision(blocks), first.decision(blocks))
+        assert again.clustering_ == first.clustering_
+        assert again.rules_.summary() == first.rules_.summary()
+
+
 def test_an_svm_stopped_short_of_converging_is_logged_not_warned(
     pages: list[dict], monkeypatch, caplog, recwarn
 ) -> None:

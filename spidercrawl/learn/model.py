@@ -284,6 +284,11 @@ def _lead_past_aside(
     return None
 
 
+def _training_order(page: Mapping[str, Any]) -> tuple[str, str]:
+    """A training page's place: its URL (its HTML where two pages share one)."""
+    return str(page.get("url") or ""), str(page.get("rendered_html") or "")
+
+
 def template_texts(blocks: Sequence[Block], min_share: float) -> frozenset[str]:
     """Texts that recur on at least ``min_share`` of the pages (and on 3 or more): the
     template's, not an article's.
@@ -397,7 +402,10 @@ class SiteModel(BaseEstimator):
     def fit_extract(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
         """Fit, and return the training blocks with what the fitted model extracts from
         them (the labels the cross-site model learns from; none for a site of several
-        layouts, which the cross-site model's training does not ask for)."""
+        layouts, which the cross-site model's training does not ask for). The pages are
+        taken in the order of their URLs, not as they arrived: the same pages give the same
+        model, whichever worker fetched them first."""
+        pages = sorted(pages, key=_training_order)
         self.layouts_: list[SiteModel] = []
         if self.layouts:
             groups = group_layouts(pages)
