@@ -112,6 +112,19 @@ def test_relevance_is_corrected_for_chance() -> None:
     assert scores[1] > 0.5 and scores[3] > 0.5
 
 
+def test_chance_is_measured_against_several_pages_not_one() -> None:
+    # The story of page 0 names what page 1 is about too: against page 1's description
+    # alone it would look like chance, and the template's text like the story.
+    references = [
+        "harbour budget vote", "ferry lantern festival", "school roof repair",
+        "market hall fire", "bridge toll rise",
+    ]  # fmt: skip
+    texts = ["ferry lantern festival as the harbour budget vote", "Home News Sport"]
+    scores = site_relevance(texts, [0, 0], references, "lcs")
+    assert scores[0] > 0.5
+    assert scores[1] == pytest.approx(0.0)
+
+
 @pytest.mark.parametrize("similarity", ["lcs", "tfidf"])
 def test_learns_the_article_paragraphs(pages: list[dict], similarity: str) -> None:
     model = SiteModel(similarity=similarity).fit(pages)

@@ -31,6 +31,8 @@ SIMILARITIES = ("lcs", "tfidf")
 # many times as long, restates the reference (set beforehand, not swept).
 ECHO_MIN_SHARE = 0.8
 ECHO_MAX_LENGTH = 1.5
+# Other pages' references a text's chance score is the mean of (set beforehand, not swept).
+MAX_CONTROLS = 4
 
 
 def lcs_relevance(text: str, reference: str) -> float:
@@ -88,19 +90,27 @@ def site_relevance(
 ) -> np.ndarray:
     """Chance-corrected relevance of each text (on page ``pages[i]``) to its page's reference.
 
-    The control for page p is the reference of the next page (in site order) that has a
-    different one; with a single distinct reference, no correction is possible.
+    The chance a text matches a description is its mean score against the references of
+    up to ``MAX_CONTROLS`` other pages (the next ones in site order with a different
+    reference): one other page's description alone is a noisy measure of chance, and
+    which page it was decided the content of a site whose comments look like its posts.
+    With a single distinct reference, no correction is possible.
     """
     own = [references[p] for p in pages]
     distinct = [p for p, ref in enumerate(references) if ref]
-    control_of: dict[int, str | None] = {}
+    controls_of: dict[int, list[str]] = {}
     for position, p in enumerate(distinct):
-        control_of[p] = None
-        for q in distinct[position + 1 :] + distinct[:position]:
-            if references[q] != references[p]:
-                control_of[p] = references[q]
-                break
+        others = distinct[position + 1 :] + distinct[:position]
+        controls = [references[q] for q in others if references[q] != references[p]]
+        controls_of[p] = controls[:MAX_CONTROLS]  # type: ignore[assignment]
     scores = relevance_scores(texts, own, similarity)
-    controls = relevance_scores(texts, [control_of.get(p) for p in pages], similarity)
-    has_control = np.array([control_of.get(p) is not None for p in pages])
-    return np.where(has_control, scores - controls, scores)
+    chance = np.zeros(len(texts))
+    counted = np.zeros(len(texts))
+    for k in range(MAX_CONTROLS):
+        control = [(controls_of.get(p) or [])[k : k + 1] for p in pages]
+        if not any(control):
+            break
+        chance += relevance_scores(texts, [c[0] if c else None for c in control], similarity)
+        counted += [bool(c) for c in control]
+    has_control = counted > 0
+    return np.where(has_control, scores - chance / np.maximum(counted, 1), scores)
