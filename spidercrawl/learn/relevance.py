@@ -101,8 +101,8 @@ def site_relevance(
     controls_of: dict[int, list[str]] = {}
     for position, p in enumerate(distinct):
         others = distinct[position + 1 :] + distinct[:position]
-        controls = [references[q] for q in others if references[q] != references[p]]
-        controls_of[p] = controls[:MAX_CONTROLS]  # type: ignore[assignment]
+        controls = [ref for q in others if (ref := references[q]) and ref != references[p]]
+        controls_of[p] = controls[:MAX_CONTROLS]
     scores = relevance_scores(texts, own, similarity)
     chance = np.zeros(len(texts))
     counted = np.zeros(len(texts))
