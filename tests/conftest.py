@@ -225,8 +225,9 @@ def _answers(port: int) -> bool:
 # --- the order the workers take the test files in ----------------------------------------
 
 # The files that take more than a few seconds, longest first (their times in a parallel
-# run). xdist hands out whole files in collection order: started first, they do not leave
-# one worker running alone at the end while the other cores wait.
+# run). pytest-xdist (``--dist loadfile``) hands out the files with the most tests first,
+# so this order only breaks its ties; followed as it is (``--no-loadscope-reorder``), the
+# longest crawls started together and a render missed its timeout (docs/measurements.md).
 LONGEST_FIRST = (
     "test_redis_faults.py", "test_scale_out.py", "test_js_drawn.py", "test_user_paths.py",
     "test_crawl_e2e.py", "test_hostile_pages.py", "test_feeds.py", "test_archives.py",
