@@ -118,7 +118,7 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
         started = time.monotonic()
         proc = crawl_sites(
             sites, tmp_path / "pages.jsonl",
-            "RENDER_PAGES_PER_CONTEXT=3", "RENDER_TIMEOUT=20", "RENDER_LOAD_WAIT=1",
+            "RENDER_PAGES_PER_CONTEXT=3", "RENDER_TIMEOUT=10", "RENDER_LOAD_WAIT=1",
             "DOWNLOAD_TIMEOUT=5", "RETRY_TIMES=0", "RENDER_SLOW_LOG=3",
         )  # fmt: skip
         _, log = proc.communicate(timeout=280)

@@ -1,6 +1,5 @@
-"""A real Redis that fails: foreign or hostile keys, Redis down at the start. Nothing lost,
-nothing run, one clear line. Redis killed in the middle of a crawl: tests/test_redis_restarts.py
-and tests/test_redis_dies_while_learning.py.
+"""A real Redis that fails: foreign or hostile keys, Redis down at the start, a restart in
+the middle of a crawl. Nothing lost, nothing run, one clear line.
 
 The helpers (a real ``redis-server`` on a free loopback port, the demo under three site
 names, ``scrapy crawl`` processes) are those of :mod:`tests.test_scale_out`.
@@ -8,21 +7,33 @@ names, ``scrapy crawl`` processes) are those of :mod:`tests.test_scale_out`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import socket
 import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
 
-from spidercrawl.runner import PROJECT_ROOT
-from tests.conftest import SITES, free_port
+import pytest
+
+from spidercrawl.runner import PROJECT_ROOT, read_jsonl
+from tests.conftest import SITES, _answers, free_port, wait_for
 from tests.test_scale_out import (
     assert_each_article_once,
     collect,
     crawl,
+    kill_hard,
     local_settings,
     module,
     redis_settings,
     start,
 )
+
+PAGES = 14  # pages crawled of the site (its first 10 learn its model)
+STOP_WITHIN = 60  # seconds a worker may take to stop once Redis is gone
 
 
 def test_foreign_keys_and_a_broken_published_model_stop_nothing(
@@ -109,6 +120,199 @@ def test_redis_down_at_start_is_one_clear_error(tmp_path) -> None:
     errors = [line for line in stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and f"cannot reach Redis at {url}" in errors[0]
     assert queued.returncode == 1 and "cannot reach Redis at" in queued.stderr
+
+
+class AofRedis:
+    """A ``redis-server`` on a fixed loopback port keeping an append-only file (every write
+    synced), killed as in a crash and started again from that file."""
+
+    def __init__(self, folder: Path) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        folder.mkdir()
+        self.command = [
+            shutil.which("redis-server") or "redis-server", "--port", str(self.port),
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+            "--appendfsync", "always", "--dir", str(folder),
+        ]  # fmt: skip
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL)
+        # Waits for events, with room for a loaded 2-core machine (the suite's four workers).
+        wait_for(lambda: _answers(self.port), 30, "redis-server to start")
+
+    def kill(self) -> None:
+        """SIGKILL, and gone: its port is free, not answered by the dying one."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+
+class KillingProxy:
+    """A TCP relay on loopback between workers and a Redis that kills the Redis between
+    two commands: once ``commands`` commands matching ``trigger`` were relayed (and
+    answered, the client sending nothing before its reply), the next command any client
+    sends is not relayed; Redis is killed instead, as if it died at that moment."""
+
+    def __init__(self, redis: AofRedis, trigger: Callable[[bytes], bool], commands: int) -> None:
+        self.redis, self.trigger, self.left = redis, trigger, commands
+        self.killed = threading.Event()
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self.listener.getsockname()[1]}/0"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.redis.port), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            threading.Thread(target=self._to_redis, args=(client, server), daemon=True).start()
+            threading.Thread(target=self._relay, args=(server, client), daemon=True).start()
+
+    def _to_redis(self, client: socket.socket, server: socket.socket) -> None:
+        try:
+            while chunk := client.recv(1 << 16):
+                with self.lock:
+                    if self.left == 0 and not self.killed.is_set():
+                        self.redis.kill()
+                        self.killed.set()
+                    if self.killed.is_set():
+                        break
+                    if self.trigger(chunk):
+                        self.left -= 1
+                    server.sendall(chunk)
+        except OSError:
+            pass
+        for end in (client, server):
+            end.close()
+
+    @staticmethod
+    def _relay(source: socket.socket, target: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := source.recv(1 << 16):
+                target.sendall(chunk)
+        for end in (source, target):
+            end.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _claims_a_render(site: str) -> Callable[[bytes], bool]:
+    """A command that claims a page of ``site`` for the browser (it names the site's
+    set of pages claimed for rendering, and not the one of pages fetched plainly)."""
+    render, visit = (f"spidercrawl:claimed:{k}:{site}".encode() for k in ("render", "visit"))
+    return lambda chunk: render in chunk and visit not in chunk
+
+
+def _takes_a_site(chunk: bytes) -> bool:
+    """A command that takes a site from the site queue (not the check of its type)."""
+    taking = any(f"\r\n{command}\r\n".encode() in chunk for command in ("LPOP", "LMOVE"))
+    return taking and b"spidercrawl:sites:queue" in chunk
+
+
+@pytest.mark.parametrize(
+    ("step", "pages"), [("a page's claim", PAGES), ("a site's taking", 4)]
+)  # fmt: skip
+def test_redis_killed_right_after_a_step_loses_nothing(
+    step, pages, demo_copies, tmp_path, chromium_path
+) -> None:
+    """Redis killed right after a page's claim, or right after a site was taken from the
+    site queue (a real Redis, killed by a relay that watches the commands, before the
+    worker's next command): after the restart every page is delivered once. A claim and
+    its request's push in two commands lost the page (read again, the sitemap skipped
+    it); a site popped before its start requests were queued was lost whole."""
+    import redis
+
+    server = AofRedis(tmp_path / "redis-data")
+    server.start()
+    site = demo_copies[0].split()[0]
+    if step == "a page's claim":
+        proxy = KillingProxy(server, _claims_a_render(site), commands=4)
+    else:
+        proxy = KillingProxy(server, _takes_a_site, commands=1)
+    sites = tmp_path / "sites.txt"
+    sites.write_text(demo_copies[0] + "\n", "utf-8")
+    assert module("spidercrawl.enqueue", "--redis", server.url, str(sites)).returncode == 0
+    arguments = ("-a", f"max_pages={pages}")
+    worker = start(crawl(*arguments, settings=redis_settings(tmp_path, proxy.url)),
+                   tmp_path / "worker.log")  # fmt: skip
+    try:
+        assert proxy.killed.wait(timeout=300), f"no {step} came"
+        assert worker.wait(timeout=120) == 0  # it stops by itself
+        log = (tmp_path / "worker.log").read_text("utf-8")
+        assert "Redis stopped answering" in log and "Traceback" not in log
+        server.start()
+        client = redis.Redis.from_url(server.url)
+        wait_for(lambda: not client.keys("spidercrawl:worker:*"), 60,
+                 "the stopped worker's heartbeat to expire")  # fmt: skip
+        again = start(crawl(*arguments, settings=redis_settings(tmp_path, server.url)),
+                      tmp_path / "again.log")  # fmt: skip
+        assert again.wait(timeout=400) == 0
+        assert collect(server.url, tmp_path).returncode == 0
+    finally:
+        proxy.close()
+        if worker.poll() is None:
+            kill_hard(worker)
+        server.kill()
+    assert_each_article_once(tmp_path / "articles", (site,), pages)
+
+
+def test_a_worker_holding_pages_of_a_site_not_yet_learned_stops_when_redis_dies(
+    demo_copies, tmp_path, chromium_path
+) -> None:
+    """Redis killed while the worker holds a site's first pages (waiting for the pages
+    every worker shares, to learn the site's model): the worker stops within a bounded
+    time, says that Redis went away (not that the browser failed), and after the restart
+    the next worker learns the site and delivers every page once. Held pages kept the
+    engine from closing, and the worker ran on forever."""
+    import redis
+
+    server = AofRedis(tmp_path / "redis-data")
+    server.start()
+    client = redis.Redis.from_url(server.url)
+    site = demo_copies[0].split()[0]
+    sites = tmp_path / "sites.txt"
+    sites.write_text(demo_copies[0] + "\n", "utf-8")
+    assert module("spidercrawl.enqueue", "--redis", server.url, str(sites)).returncode == 0
+    arguments = ("-a", f"max_pages={PAGES}")
+    settings = redis_settings(tmp_path, server.url)
+    worker = start(crawl(*arguments, settings=settings), tmp_path / "worker.log")
+    try:
+        wait_for(lambda: client.llen(f"spidercrawl:learn:{site}") >= 3, 300,
+                 "3 pages held for learning")  # fmt: skip
+        assert not client.exists(f"spidercrawl:model:{site}")  # held, not learned
+        server.kill()
+        try:
+            worker.wait(timeout=STOP_WITHIN)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the worker did not stop within {STOP_WITHIN} s of Redis dying")
+        log = (tmp_path / "worker.log").read_text("utf-8")
+        assert "Redis stopped answering" in log and "nothing is lost" in log
+        assert "Spider closed (redis_unavailable)" in log and "Traceback" not in log
+        assert "could be rendered" not in log  # not the browser's fault
+        server.start()
+        wait_for(lambda: not client.keys("spidercrawl:worker:*"), 60,
+                 "the stopped worker's heartbeat to expire")  # fmt: skip
+        again = start(crawl(*arguments, settings=settings), tmp_path / "again.log")
+        assert again.wait(timeout=400) == 0
+        assert collect(server.url, tmp_path).returncode == 0
+        assert int(client.hget("spidercrawl:learned", site) or 0) == 1  # learned, once
+    finally:
+        if worker.poll() is None:
+            kill_hard(worker)
+        server.kill()
+    articles = read_jsonl(tmp_path / "articles" / f"{site}.jsonl")
+    assert {a["method"] for a in articles} <= {"learned", "rules", "learned+consensus"}
+    assert_each_article_once(tmp_path / "articles", (site,), PAGES)
 
 
 def test_the_near_duplicate_index_keys_are_ours(redis_url) -> None:
