@@ -10,7 +10,6 @@ the declared language against the text.
 from __future__ import annotations
 
 import re
-import threading
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,7 +21,7 @@ from urllib.parse import urljoin, urlsplit
 from dateutil import parser as date_parser
 from dateutil.parser import UnknownTimezoneWarning
 
-from spidercrawl.document.html import without_attribute_floods
+from spidercrawl.document.html import LastAnswer, without_attribute_floods
 from spidercrawl.document.language import declared_language, language
 from spidercrawl.document.page import first_value, names_title, title_key
 
@@ -239,20 +238,18 @@ def publication_dates(page: Mapping[str, Any]) -> tuple[str, str]:
 _EMPTY_DOCUMENT = "<html></html>"
 
 
-# The last page htmldate read (its HTML by identity, its URL) and the date it found: the
-# decision asks a page's date where its markup looks new, and its metadata asks again.
-_last_date = threading.local()
+# The dates htmldate found in the last page's HTML, by URL: the decision asks a page's
+# date where its markup looks new, and its metadata asks again.
+_last_dates = LastAnswer()
 
 
 def _htmldate(page: Mapping[str, Any]) -> str:
     rendered = page.get("rendered_html") or ""
     url = str(page.get("url") or "")
-    asked, asked_url, found = getattr(_last_date, "answer", (None, "", ""))
-    if asked is rendered and asked_url == url:
-        return found
-    found = _htmldate_of(rendered, url)
-    _last_date.answer = (rendered, url, found)
-    return found
+    found: dict[str, str] = _last_dates(rendered, lambda _: {})
+    if url not in found:
+        found[url] = _htmldate_of(rendered, url)
+    return found[url]
 
 
 def _htmldate_of(rendered: str, url: str) -> str:

@@ -104,13 +104,9 @@ def site_relevance(
         controls = [ref for q in others if (ref := references[q]) and ref != references[p]]
         controls_of[p] = controls[:MAX_CONTROLS]
     scores = relevance_scores(texts, own, similarity)
+    counts = np.array([len(controls_of.get(p, ())) for p in pages])
     chance = np.zeros(len(texts))
-    counted = np.zeros(len(texts))
-    for k in range(MAX_CONTROLS):
-        control = [(controls_of.get(p) or [])[k : k + 1] for p in pages]
-        if not any(control):
-            break
-        chance += relevance_scores(texts, [c[0] if c else None for c in control], similarity)
-        counted += [bool(c) for c in control]
-    has_control = counted > 0
-    return np.where(has_control, scores - chance / np.maximum(counted, 1), scores)
+    for k in range(int(counts.max(initial=0))):
+        control = [c[k] if k < len(c) else None for c in (controls_of.get(p, []) for p in pages)]
+        chance += relevance_scores(texts, control, similarity)
+    return np.where(counts > 0, scores - chance / np.maximum(counts, 1), scores)

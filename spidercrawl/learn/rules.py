@@ -78,8 +78,8 @@ CONTAINER_SHARE_FACTOR = 0.7
 # took of a training page's have taken more than the article (a template whose container
 # holds the whole page). From fewer than ``PAGE_SHARE_PAGES`` training pages that bound
 # says little (a page whose story is longer against its template than theirs fails it),
-# and it is then never under ``PAGE_SHARE_FLOOR``. Not chosen on the dev sets: one page of
-# their 4-fold runs moves (docs/measurements.md).
+# and it is then never under ``PAGE_SHARE_FLOOR``. Not chosen on the dev sets
+# (docs/measurements.md).
 PAGE_SHARE_PAGES = 3
 PAGE_SHARE_FLOOR = 0.6
 
