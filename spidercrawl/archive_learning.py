@@ -198,7 +198,7 @@ def _crawl_command(run: Path, models: Path, held: int, settings: list[str]) -> l
     command += ["-a", f"sites={run / 'sites.txt'}", "-a", "render=all", "-a", "max_depth=0"]
     for setting in (
         f"MODELS_DIR={models}", f"STATE_DIR={run / 'state'}", "INCREMENTAL_ENABLED=False",
-        f"LEARN_MIN_PAGES={held}", f"LEARN_MAX_WAIT_PAGES={held}",
+        f"LEARN_MIN_PAGES={held}", f"LEARN_MAX_WAIT_PAGES={held}", "LEARN_EVERY_TEMPLATE=True",
         f"SCRAPER_SLOT_MAX_ACTIVE_SIZE={HELD_BYTES}",
         "ARTICLES_FILE=", "JSONFEED_ENABLED=False",
         "LOG_LEVEL=INFO", "AUTOTHROTTLE_ENABLED=False",

@@ -197,6 +197,10 @@ LEARN_SEED = 0  # seeds the SVM: the same pages give the same model
 # training page), "consensus-clusters" (its choice, by cluster). learn/consensus_labels.py
 LEARN_LABELS = "relevance"
 LEARN_LAYOUTS = True  # pages of several templates: one model per layout (learn/layouts.py)
+# True where the pages a site is learned from are all it will have (an archive learned per
+# host sets it): every template among them of two pages or more is a layout of its own. A
+# crawl leaves a template of fewer than three pages to come again (learn/layouts.py).
+LEARN_EVERY_TEMPLATE = False
 MODEL_VERSIONS_KEPT = 5  # older models of a site kept under models/<site>/versions/
 
 # --- Fast path and template drift (extract/fast_path.py, learn/site_learner.py) ---------

@@ -24,18 +24,21 @@ from tests.test_walls import CLOUDFLARE, DATADOME
 DEMO = PROJECT_ROOT / "demo" / "harbourtimes.example"
 
 
-# A second site's three templates (its news, its features and its live pages), the
-# story's wrapper and its paragraphs' class each their own.
+# A second site's templates (its news, its features, its live pages and its briefs, the
+# last with two training pages only), the story's wrapper and its paragraphs' class each
+# their own.
 QUAY_TEMPLATES = [
     ("div", "story", "story-text", "body-text"),
     ("section", "feature", "feature-copy", "copy"),
     ("article", "live", "live-entries", "entry"),
+    ("main", "brief", "brief-body", "brief-line"),
 ]
 
 
-def quay_page(number: int) -> bytes:
-    """A story of a second site, in the template ``number % 3`` of its three."""
-    tag, outer, inner, paragraph = QUAY_TEMPLATES[number % 3]
+def quay_page(number: int, template: int | None = None) -> bytes:
+    """A story of a second site, in the template ``number % 3`` of its first three (or
+    ``template``)."""
+    tag, outer, inner, paragraph = QUAY_TEMPLATES[number % 3 if template is None else template]
     paragraphs = "".join(
         f"<p class='{paragraph}'>Quay story {number}, part {k}: the ferry{number} operator "
         f"and the dock{k} workers agreed on new timetables for the winter{number} season.</p>"
@@ -79,15 +82,18 @@ def write_warc(path: Path, records: list[tuple[str, bytes, str] | tuple[str, byt
 
 @pytest.fixture(scope="module")
 def collection(tmp_path_factory) -> Path:
-    """learn.warc.gz: 20 demo pages (www.harbourtimes.example), 12 quay.example pages, 3
-    small.example pages, 10 walls.example pages (five Cloudflare challenges answered 403,
-    five DataDome captchas answered 200); test.warc.gz: the other 10 demo pages, 4 new
-    quay.example pages, 2 small.example pages."""
+    """learn.warc.gz: 20 demo pages (www.harbourtimes.example), 14 quay.example pages (4
+    in each of three templates, 2 briefs), 3 small.example pages, 10 walls.example pages
+    (five Cloudflare challenges answered 403, five DataDome captchas answered 200);
+    test.warc.gz: the other 10 demo pages, 5 new quay.example pages (one a brief), 2
+    small.example pages."""
     root = tmp_path_factory.mktemp("archive")
     demo = demo_pages()
     learn = [(url, body, "2026-03-01T10:00:00Z") for url, body in demo[:20]]
     learn += [(f"https://quay.example/ferries/story-{n}.html", quay_page(n), "2026-03-02T10:00:00Z")
               for n in range(12)]  # fmt: skip
+    learn += [(f"https://quay.example/briefs/{n}.html", quay_page(n, 3), "2026-03-02T10:00:00Z")
+              for n in range(12, 14)]  # fmt: skip
     learn += [(f"https://small.example/n/{n}", small_page(n), "2026-03-03T10:00:00Z")
               for n in range(3)]  # fmt: skip
     learn += [(f"https://walls.example/a/{n}", CLOUDFLARE.encode(), "2026-03-03T10:00:00Z",
@@ -98,6 +104,7 @@ def collection(tmp_path_factory) -> Path:
     test = [(url, body, "2026-04-01T10:00:00Z") for url, body in demo[20:]]
     test += [(f"https://quay.example/ferries/story-{n}.html", quay_page(n), "2026-05-01T10:00:00Z")
              for n in range(20, 24)]  # fmt: skip
+    test += [("https://quay.example/briefs/24.html", quay_page(24, 3), "2026-05-01T10:00:00Z")]
     test += [(f"https://small.example/n/{n}", small_page(n), "2026-05-01T10:00:00Z")
              for n in range(10, 12)]  # fmt: skip
     write_warc(root / "test.warc.gz", test)
@@ -141,10 +148,11 @@ def test_two_hosts_are_learned_from_the_archive_and_the_others_say_why(collectio
     assert walls in rows["walls.example"]
     assert not (collection / "models" / "walls.example").exists()
     assert "2 of 4 hosts have a model" in learned.stdout
-    # Every training page learned from, every template among them a layout of its own.
-    assert "learned from 12 of 12 articles" in rows["quay.example"]
+    # Every training page learned from, every template among them a layout of its own,
+    # the briefs of two pages too: no more of them will come to be learned later.
+    assert "learned from 14 of 14 articles" in rows["quay.example"]
     quay = SiteModel.load(collection / "models" / "quay.example")
-    assert len(quay.layouts_) == 3
+    assert [layout.training_["pages"] for layout in quay.layouts_] == [4, 4, 4, 2]
 
 
 def test_each_record_is_read_by_its_hosts_model(collection, learned):
@@ -152,7 +160,7 @@ def test_each_record_is_read_by_its_hosts_model(collection, learned):
     by_site: dict[str, list[dict]] = {}
     for item in items:
         by_site.setdefault(item["site"], []).append(item)
-    assert len(by_site["harbourtimes.example"]) == 10 and len(by_site["quay.example"]) == 4
+    assert len(by_site["harbourtimes.example"]) == 10 and len(by_site["quay.example"]) == 5
     assert {i["method"] for i in by_site["harbourtimes.example"] + by_site["quay.example"]} == {
         "rules"
     }
@@ -162,7 +170,7 @@ def test_each_record_is_read_by_its_hosts_model(collection, learned):
     assert all("part 6" in item["text"] for item in by_site["quay.example"])
     assert "Most read" not in " ".join(item["text"] for item in by_site["quay.example"])
     report = [line for line in log.splitlines() if "quay.example" in line]
-    assert report and report[-1].split()[-5:] == ["4", "yes", "4", "0", "0"], report
+    assert report and report[-1].split()[-5:] == ["5", "yes", "5", "0", "0"], report
 
 
 def test_the_corpus_filters(collection, learned):
@@ -177,7 +185,7 @@ def test_the_corpus_filters(collection, learned):
     items, _ = extract(
         collection, "lang-en.jsonl", *models, "--lang", "en", "--hosts", "quay.example"
     )
-    assert len(items) == 4
+    assert len(items) == 5
 
 
 def test_a_datatrove_pipeline_writes_our_fields(collection, learned, tmp_path):
@@ -199,8 +207,8 @@ def test_a_datatrove_pipeline_writes_our_fields(collection, learned, tmp_path):
     ).run()  # fmt: skip
     written = [json.loads(line) for path in sorted((tmp_path / "out").glob("*.jsonl.gz"))
                for line in gzip.decompress(path.read_bytes()).decode().splitlines()]  # fmt: skip
-    assert len(written) == 16
+    assert len(written) == 17
     quay = [doc for doc in written if doc["metadata"]["url"].startswith("https://quay.example")]
-    assert len(quay) == 4 and all(doc["metadata"]["method"] == "rules" for doc in quay)
+    assert len(quay) == 5 and all(doc["metadata"]["method"] == "rules" for doc in quay)
     assert all(doc["metadata"]["title"].startswith("Quay story") for doc in quay)
     assert all("part 6" in doc["text"] and "Most read" not in doc["text"] for doc in quay)

@@ -101,6 +101,16 @@ def test_pages_of_one_template_stay_one_layout() -> None:
         for _ in range(2)
     ]  # fmt: skip
     assert group_layouts(pages[:3] + other[:2] + third) == [list(range(7))]
+    # Pages that are all the site will have (an archive): each template of two pages or
+    # more is a layout of its own; a single page is no template.
+    odd = [{"texts": [{"text": "Harbour video " * 40, "selector": [{"name": "body"},
+                       {"name": "figure", "classes": ["player"]}, {"name": "p"}]}]}]  # fmt: skip
+    assert group_layouts(pages + other[:2] + odd, every_template=True) == [list(range(8)), [8, 9]]
+    assert group_layouts(pages + other + third + odd, every_template=True) == [
+        list(range(8)),
+        list(range(8, 12)),
+        [12, 13],
+    ]
 
 
 def test_pages_mixing_templates_too_rare_to_learn_are_not_ready() -> None:

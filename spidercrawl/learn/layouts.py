@@ -16,7 +16,8 @@ linkage until groups are less similar than ``LAYOUT_SIMILARITY``. Groups of fewe
 ``min_pages`` pages join the group they are most similar to. With one group left that
 holds at least half the pages, it alone is learned (the strays come again later, see
 :mod:`spidercrawl.pipelines.learning`); with none, the site has one layout and everything
-is learned as before.
+is learned as before. An archive's pages of a host are all it will have: there every
+template of two pages or more is a layout of its own (``every_template``).
 
 A crawl does not learn from first pages that mix templates with too few pages each to be
 learned on its own (:func:`ready_to_learn`): it holds more pages first, so that each
@@ -41,6 +42,7 @@ _DIGIT = re.compile(r"\d")
 # demo; see tests/test_layouts.py); pages of two templates share the chrome only (under 0.2).
 LAYOUT_SIMILARITY = 0.35
 MIN_LAYOUT_PAGES = 3  # a layout learned on its own needs this many pages
+MIN_TEMPLATE_PAGES = 2  # ... where the pages are all there will be (an archive)
 # A crawl's first pages are ready to learn from when at least this share of them is in
 # templates of MIN_LAYOUT_PAGES pages or more, and no other template has two pages yet:
 # at half, ten pages of four templates (3, 3, 2, 2) were learned as two layouts, each
@@ -139,15 +141,24 @@ def group_layouts(
     pages: Sequence[Mapping[str, Any]],
     min_pages: int = MIN_LAYOUT_PAGES,
     threshold: float = LAYOUT_SIMILARITY,
+    *,
+    every_template: bool = False,
 ) -> list[list[int]]:
     """The site's pages (by index) grouped by layout, largest group first; one group when
     the site has one layout (or too few pages to tell), which can leave out pages of
-    templates too rare to learn."""
+    templates too rare to learn. With ``every_template`` (the pages are all the site
+    will have: an archive) each template of ``MIN_TEMPLATE_PAGES`` or more is a layout of
+    its own where one has ``min_pages``: its pages will not come again to be learned
+    later, and joined to another layout they blur its labels. A single page stays out:
+    one page cannot tell its template's text from its story."""
     everything = [list(range(len(pages)))]
     if len(pages) < 2 * min_pages:
         return everything
     groups, matrix = _clusters(pages, threshold)
     big = [g for g in groups if len(g) >= min_pages]
+    if every_template and big:
+        learnable = [g for g in groups if len(g) >= MIN_TEMPLATE_PAGES]
+        return [sorted(int(i) for i in g) for g in sorted(learnable, key=len, reverse=True)]
     if len(big) == 1 and 2 * len(big[0]) >= len(pages) and len(big[0]) < len(pages):
         # One template and a few pages of others, each too few to learn: the template is
         # learned alone, and the strays are left to come again (LEARN_MIN_PAGES of pages

@@ -284,6 +284,15 @@ def _lead_past_aside(
     return None
 
 
+def _say_left_out(pages: int, grouped: int, every_template: bool) -> None:
+    """Log the training pages no layout learns from (none: nothing to say)."""
+    if grouped < pages:
+        logger.info(
+            "%d of %d training pages are of templates too rare to learn%s: learned from the "
+            "other %d", pages - grouped, pages, "" if every_template else " yet", grouped,
+        )  # fmt: skip
+
+
 def _training_order(page: Mapping[str, Any]) -> tuple[str, str]:
     """A training page's place: its URL (its HTML where two pages share one)."""
     return str(page.get("url") or ""), str(page.get("rendered_html") or "")
@@ -395,28 +404,31 @@ class SiteModel(BaseEstimator):
         }
         return blocks, take_runs(blocks, chosen.labels)
 
-    def fit(self, pages: Sequence[Mapping[str, Any]], y: object = None) -> SiteModel:
-        self.fit_extract(pages)
+    def fit(
+        self, pages: Sequence[Mapping[str, Any]], y: object = None, *, every_template: bool = False
+    ) -> SiteModel:
+        self.fit_extract(pages, every_template=every_template)
         return self
 
-    def fit_extract(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
+    def fit_extract(
+        self, pages: Sequence[Mapping[str, Any]], *, every_template: bool = False
+    ) -> tuple[list[Block], np.ndarray]:
         """Fit, and return the training blocks with what the fitted model extracts from
         them (the labels the cross-site model learns from; none for a site of several
         layouts, which the cross-site model's training does not ask for). The pages are
         taken in the order of their URLs, not as they arrived: the same pages give the same
-        model, whichever worker fetched them first."""
+        model, whichever worker fetched them first. ``every_template``: the pages are all
+        the site will have, so every template among them is learned (see
+        :func:`group_layouts`)."""
         pages = sorted(pages, key=_training_order)
         self.layouts_: list[SiteModel] = []
         if self.layouts:
-            groups = group_layouts(pages)
+            groups = group_layouts(pages, every_template=every_template)
             if len(groups) > 1 and self._fit_layouts(pages, groups):
+                _say_left_out(len(pages), sum(map(len, groups)), every_template)
                 return [], np.zeros(0, dtype=bool)
             if len(groups) == 1 and len(groups[0]) < len(pages):
-                logger.info(
-                    "%d of %d training pages are of templates too rare to learn yet: "
-                    "learned from the other %d",
-                    len(pages) - len(groups[0]), len(pages), len(groups[0]),
-                )  # fmt: skip
+                _say_left_out(len(pages), len(groups[0]), every_template)
                 pages = [pages[i] for i in groups[0]]
         started = time.perf_counter()
         blocks, labels = self.auto_label(pages)
@@ -445,7 +457,7 @@ class SiteModel(BaseEstimator):
                 logger.info("A layout of %d pages could not be learned: %s", len(group), error)
         if len(layouts) < 2:
             return False
-        self._set_layouts(layouts, len(pages), started)
+        self._set_layouts(layouts, None, started)  # the pages of the layouts learned
         return True
 
     def with_layout(self, new: SiteModel, max_layouts: int = MAX_LAYOUTS) -> SiteModel:

@@ -84,6 +84,7 @@ class LearnerConfig:
     drift_window: int
     drift_share: float
     model_params: dict[str, Any]  # SiteModel's parameters
+    every_template: bool = False  # the pages learned from are all there will be (an archive)
 
     @classmethod
     def from_settings(cls, settings: Any) -> LearnerConfig:
@@ -95,6 +96,7 @@ class LearnerConfig:
             max_wait_pages=max(min_pages, settings.getint("LEARN_MAX_WAIT_PAGES")),
             drift_window=max(1, settings.getint("DRIFT_WINDOW")),
             drift_share=settings.getfloat("DRIFT_MAX_FAILURE_SHARE"),
+            every_template=settings.getbool("LEARN_EVERY_TEMPLATE"),
             model_params={
                 "similarity": settings.get("LEARN_SIMILARITY"),
                 "eps": float(eps) if eps not in (None, "", "None") else None,
@@ -294,7 +296,9 @@ class SiteLearner:
         started = time.perf_counter()
         pages = self._with_readings(pages)
         try:
-            model = SiteModel(**self.config.model_params).fit(pages)
+            model = SiteModel(**self.config.model_params).fit(
+                pages, every_template=self.config.every_template
+            )
         except ValueError as error:
             state.fallback_reason = f"could not learn from {len(pages)} pages: {error}"
             self._keep_for_next_try(site, state, pages)
