@@ -8,9 +8,10 @@ stays bounded whatever the archive's size). The hosts are then served on 127.0.0
 crawled by ``scrapy crawl news``, ``pool`` hosts to a run with one browser: the crawl
 renders each archived page (resources the archive lacks are not fetched: a local copy's
 crawl allows no other host), keeps walls, listings and non-articles out, and learns the
-model from all of a host's article pages (held until the crawl has them all), so that
-every template among them is a layout: a live crawl learns from its first pages because
-it cannot wait for the rest, an archive has them all at hand. Each page is
+model from all of a host's article pages (held until the crawl has them all), every
+template of two pages or more among them a layout of its own (``LEARN_EVERY_TEMPLATE``):
+a live crawl learns from its first pages because it cannot wait for the rest and leaves a
+rare template to come again, an archive has them all at hand. Each page is
 served with its record's HTTP status and the headers the crawl judges it by (a 403
 challenge is a wall, never a page to learn from, as it was on the live site). The model is
 saved to ``models/<site>/`` (the older one kept under ``versions/``), where a later crawl
