@@ -102,11 +102,19 @@ def test_pages_of_one_template_stay_one_layout() -> None:
     ]  # fmt: skip
     assert group_layouts(pages[:3] + other[:2] + third) == [list(range(7))]
     # Pages that are all the site will have (an archive): each template of two pages or
-    # more is a layout of its own; a single page is no template.
+    # more is a layout of its own; a single page is no template: out beside one layout,
+    # joined to its nearest beside two.
     odd = [{"texts": [{"text": "Harbour video " * 40, "selector": [{"name": "body"},
                        {"name": "figure", "classes": ["player"]}, {"name": "p"}]}]}]  # fmt: skip
-    assert group_layouts(pages + other[:2] + odd, every_template=True) == [list(range(8)), [8, 9]]
-    assert group_layouts(pages + other + third + odd, every_template=True) == [
+    assert group_layouts(pages + odd, every_template=True) == [list(range(8))]
+    assert group_layouts(pages + other[:2], every_template=True) == [list(range(8)), [8, 9]]
+    near_other = [{"texts": [{**other[0]["texts"][0], "text": "Harbour news " * 10}]
+                   + odd[0]["texts"]}]  # fmt: skip
+    assert group_layouts(pages + other[:2] + near_other, every_template=True) == [
+        list(range(8)),
+        [8, 9, 10],
+    ]
+    assert group_layouts(pages + other + third, every_template=True) == [
         list(range(8)),
         list(range(8, 12)),
         [12, 13],

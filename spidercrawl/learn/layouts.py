@@ -149,17 +149,19 @@ def group_layouts(
     templates too rare to learn. With ``every_template`` (the pages are all the site
     will have: an archive) each template of ``MIN_TEMPLATE_PAGES`` or more is a layout of
     its own where one has ``min_pages``: its pages will not come again to be learned
-    later, and joined to another layout they blur its labels. A single page stays out:
-    one page cannot tell its template's text from its story."""
+    later, and joined to another layout they blur its labels. A single page is no
+    template (one page cannot tell its template's text from its story): it joins its
+    nearest layout where there are two or more, as in a crawl, and stays out beside one."""
     everything = [list(range(len(pages)))]
     if len(pages) < 2 * min_pages:
         return everything
     groups, matrix = _clusters(pages, threshold)
     big = [g for g in groups if len(g) >= min_pages]
-    if every_template and big:
-        learnable = [g for g in groups if len(g) >= MIN_TEMPLATE_PAGES]
-        return [sorted(int(i) for i in g) for g in sorted(learnable, key=len, reverse=True)]
-    if len(big) == 1 and 2 * len(big[0]) >= len(pages) and len(big[0]) < len(pages):
+    if every_template and big:  # the pages are all there will be: a template of two too
+        big = [g for g in groups if len(g) >= MIN_TEMPLATE_PAGES]
+        if len(big) == 1:
+            return [sorted(int(i) for i in big[0])]
+    elif len(big) == 1 and 2 * len(big[0]) >= len(pages) and len(big[0]) < len(pages):
         # One template and a few pages of others, each too few to learn: the template is
         # learned alone, and the strays are left to come again (LEARN_MIN_PAGES of pages
         # no layout fits make a new layout). Learned with them, the template's labels and
@@ -168,7 +170,8 @@ def group_layouts(
         return [sorted(int(i) for i in big[0])]
     if len(big) < 2:
         return everything
-    for small in (g for g in groups if len(g) < min_pages):  # joins its nearest layout
+    strays = [g for g in groups if all(g is not layout for layout in big)]
+    for small in strays:  # joins its nearest layout
         nearest = max(big, key=lambda g: float(matrix[np.ix_(small, g)].mean()))
         nearest.extend(small)
     return [sorted(int(i) for i in g) for g in sorted(big, key=len, reverse=True)]
