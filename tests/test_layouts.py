@@ -121,6 +121,20 @@ def test_pages_of_one_template_stay_one_layout() -> None:
     ]
 
 
+def test_pages_of_one_template_from_two_deploys_are_one_layout() -> None:
+    """Classes a CSS-in-JS library hashed are renamed by each deploy: pages of one
+    template crawled before and after one are still one layout."""
+    from spidercrawl.learn.layouts import group_layouts
+
+    def page(box: str, line: str) -> dict:
+        return {"texts": [{"text": "Harbour news " * 40, "selector": [{"name": "body"},
+            {"name": "div", "classes": ["content-area", *box.split()]},
+            {"name": "p", "classes": [line]}]}]}  # fmt: skip
+
+    pages = [page("sc-gicCDI hngCMv", "czqpjL")] * 4 + [page("sc-osfUn fobYxZ", "kzaFDA")] * 4
+    assert group_layouts(pages) == [list(range(8))]
+
+
 def test_pages_mixing_templates_too_rare_to_learn_are_not_ready() -> None:
     from spidercrawl.learn.layouts import ready_to_learn
 

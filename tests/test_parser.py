@@ -172,6 +172,45 @@ def test_a_classless_layout_still_has_its_container_and_no_classless_paragraph_p
     assert "Comment40" not in result.text and "Archive" not in result.text
 
 
+def styled_item(number: int, deploy: str) -> tuple[dict, list[str]]:
+    """A story page whose wrapper and paragraphs carry, beside their own class, the names
+    a CSS-in-JS library hashed for one ``deploy`` (each deploy renames them)."""
+    rng = random.Random(number)
+    story = [f"story{number} {sentence(rng, 25)}" for _ in range(4)]
+    box, line = {"A": ("sc-gicCDI hngCMv", "czqpjL"), "B": ("sc-osfUn fobYxZ", "kzaFDA")}[deploy]
+    html = (
+        "<html><body><div class='nav'><a href='/'>Home</a></div>"
+        f"<div class='content-area {box}'>"
+        + "".join(f"<p class='{line}'>{text}</p>" for text in story)
+        + f"</div><div class='more {box}'><p>Comment{number}: {sentence(rng, 20)}</p></div>"
+        "<div class='footer'><p>Copyright the Harbour</p></div></body></html>"
+    )
+    item = {
+        "rendered_html": html,
+        "texts": [{"text": [text]} for text in story],
+        CONSENSUS_FIELD: ConsensusArticle(
+            "\n\n".join(story), 0.9, ["\n\n".join(story)] * 3
+        ).as_field(),
+    }
+    return item, story
+
+
+def test_a_parser_names_no_class_a_css_in_js_library_hashed() -> None:
+    from spidercrawl.learn.parser import hashed
+
+    assert all(map(hashed, ["sc-gicCDI", "hngCMv", "czqpjL", "fobYxZ", "kzaFDA", "cxylLy"]))
+    assert not any(map(hashed, ["content-area", "navBar", "mainNav", "storyBody", "TopNav"]))
+    items = [styled_item(n, "A") for n in range(5)]
+    content = [(page, index) for page in range(5) for index in range(4)]
+    rules = ExtractionRules().fit([item for item, _ in items], content)
+    assert [part.css for part in rules.containers] == ["div.content-area"]
+    assert not [part for part in rules.parts_ if any(map(hashed, part.css.split(".")))]
+    new, story = styled_item(40, "B")  # after the next deploy
+    result = rules.extract(new["rendered_html"])
+    assert rules.check(result).ok and all(text in result.text for text in story)
+    assert "Comment40" not in result.text
+
+
 def verdict_item(number: int, case: str) -> dict:
     """A training page for the verdict: a story of three paragraphs in ``div.story``, read
     by three readers as the story alone; the page's reading (the arbiter's) as ``case``

@@ -26,7 +26,6 @@ template is learned on its own rather than all of them as one.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,8 +34,7 @@ import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
 from spidercrawl.document.blocks import block_text
-
-_DIGIT = re.compile(r"\d")
+from spidercrawl.learn.parser import stable
 
 # Pages of one template share most of their text's paths (weighted Jaccard 0.6-1.0 on the
 # demo; see tests/test_layouts.py); pages of two templates share the chrome only (under 0.2).
@@ -55,7 +53,9 @@ def page_signature(page: Mapping[str, Any]) -> Counter[str]:
     """The page's characters of text by selector path: tag names, and the classes of the
     block's element and its parent (``CLASS_STEPS``). Ids and classes with digits are left
     out: they name the article ("post-18422", "story_body_3"), not the template; with them,
-    every page of ziyan's prothomalo was a layout of its own, 4 groups of 24 pages.
+    every page of ziyan's prothomalo was a layout of its own, 4 groups of 24 pages. So are
+    the names a CSS-in-JS library hashes (:func:`~spidercrawl.learn.parser.stable`): each
+    deploy renames them, and pages of one template from two deploys would be two layouts.
 
     Classes further up are left out too: there they name the article's section or tags
     as often as the template (``div.business`` around a BBC story, WordPress's
@@ -79,7 +79,7 @@ def _step(step: Mapping[str, Any], with_classes: bool = True) -> str:
     name = str(step.get("name", "")).lower()
     if not with_classes:
         return name
-    classes = sorted(str(c) for c in step.get("classes") or [] if c and not _DIGIT.search(str(c)))
+    classes = sorted(str(c) for c in step.get("classes") or [] if stable(str(c)))
     return name + "".join(f".{c}" for c in classes)
 
 

@@ -166,7 +166,13 @@ INLINE_LINE_TAGS = frozenset({"span", "small", "font", "strong", "b", "em", "i"}
 MAX_ONE_LINK_WORDS = 30
 _DIGITS = re.compile(r"\d")
 _XML_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+# Names a CSS-in-JS library makes from a style's hash ("sc-bdfBwQ", "css-1x2y3z", "knQylx",
+# "hngCMv", "czqpjL"): the next deploy renames them, so they name no template. Short runs
+# of letters with capitals where no word puts them: two in a row or one at the end after a
+# small letter, one small letter between two, or no vowel at all.
 _HASHED = re.compile(r"^(?:css|sc|jsx|emotion|styled)-|^[a-zA-Z]{1,3}[A-Z][a-zA-Z]{3,}$")
+_ODD_CAPITALS = re.compile(r"[a-z][A-Z](?:[A-Z]|$)|[A-Z][a-z][A-Z]")
+_VOWEL = re.compile(r"[aeiouAEIOU]")
 
 
 @dataclass(frozen=True)
@@ -757,7 +763,16 @@ def repeated_phrases(bodies: Sequence[lxml.html.HtmlElement]) -> set[str]:
 # -- selectors --------------------------------------------------------------------------
 def stable(name: str) -> bool:
     """A class or id a template keeps from page to page: no digits, not a hashed name."""
-    return bool(name) and len(name) <= 48 and not _DIGITS.search(name) and not _HASHED.search(name)
+    return bool(name) and len(name) <= 48 and not _DIGITS.search(name) and not hashed(name)
+
+
+def hashed(name: str) -> bool:
+    """Whether ``name`` is one a CSS-in-JS library made from a style's hash (``_HASHED``)."""
+    if _HASHED.search(name):
+        return True
+    if not (5 <= len(name) <= 8 and name.isascii() and name.isalpha()) or name[1:].islower():
+        return False
+    return _ODD_CAPITALS.search(name) is not None or _VOWEL.search(name) is None
 
 
 def container_keys(element: lxml.html.HtmlElement) -> Iterator[tuple[str, ParserPart]]:
