@@ -147,14 +147,19 @@ def classless_item(number: int) -> tuple[dict, list[str]]:
         f"<div><p>Comment{number}: {sentence(rng, 20)}</p></div></div>"
         "<div><p>Copyright the Harbour</p></div></body></html>"
     )
-    item = {
+    return voted_item(html, story), story
+
+
+def voted_item(html: str, story: list[str]) -> dict:
+    """A training page whose story's paragraphs are its blocks, read as the story alone
+    by three readers."""
+    return {
         "rendered_html": html,
         "texts": [{"text": [line]} for line in story],
         CONSENSUS_FIELD: ConsensusArticle(
             "\n\n".join(story), 0.9, ["\n\n".join(story)] * 3
         ).as_field(),
     }
-    return item, story
 
 
 def test_a_classless_layout_still_has_its_container_and_no_classless_paragraph_path() -> None:
@@ -185,14 +190,7 @@ def styled_item(number: int, deploy: str) -> tuple[dict, list[str]]:
         + f"</div><div class='more {box}'><p>Comment{number}: {sentence(rng, 20)}</p></div>"
         "<div class='footer'><p>Copyright the Harbour</p></div></body></html>"
     )
-    item = {
-        "rendered_html": html,
-        "texts": [{"text": [text]} for text in story],
-        CONSENSUS_FIELD: ConsensusArticle(
-            "\n\n".join(story), 0.9, ["\n\n".join(story)] * 3
-        ).as_field(),
-    }
-    return item, story
+    return voted_item(html, story), story
 
 
 def test_a_parser_names_no_class_a_css_in_js_library_hashed() -> None:
