@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from spidercrawl.document.blocks import page_blocks
+from spidercrawl.document.blocks import Extraction, page_blocks
 from spidercrawl.document.captured import Page
 from spidercrawl.document.selectors import path_css
 from spidercrawl.extract.article import density_fallback, unseen_fallback
@@ -349,3 +349,35 @@ def test_a_rendered_page_is_cut_by_the_layouts_parser_first(full_model: SiteMode
     assert learned.extraction.text.count("harbour25 council25") == 5  # the paragraphs
     assert NEWSLETTER not in learned.extraction.text
     assert not any(b.text in learned.extraction.text for b in page_blocks(page)[-5:-2])
+
+
+def test_what_the_parser_leaves_out_by_its_markup_is_out_of_the_classifiers_article_too(
+    model: SiteModel,
+) -> None:
+    """A layout's parser that does not serve a page still knows what is never the story by
+    its markup: a photo's caption and a sign-up form in the story, which the classifier
+    (styled as the story, in its place) takes, are left out of its article."""
+    from spidercrawl.extract.article import SiteReaders, without_kinds_left_out
+
+    rng = random.Random(31)
+    topic = "harbour31 council31 budget31"
+    page = PageBuilder()
+    page.add(ENTRY[:2], "h1", f"The {topic} story", {"font-size": "32px"})
+    story = [f"{topic} {sentence(rng, 30)}" for _ in range(5)]
+    for text in story[:2]:
+        page.add(ENTRY, "p", text, BODY_CSS)
+    caption = "The council31 chamber on Tuesday. Photo: Harbour Times"
+    page.add([*ENTRY, ("figure", "", ())], "figcaption", caption, BODY_CSS)
+    page.add([*ENTRY, ("form", "", ("signup",))], "p", NEWSLETTER, BODY_CSS)
+    for text in story[2:]:
+        page.add(ENTRY, "p", text, BODY_CSS)
+    page.add(FOOTER, "p", "© The Harbour Times", {"font-size": "11px"})
+    item = Page.of(page.page(31, f"The {topic} story", f"{topic} {topic}"))
+    blocks = item.blocks()
+    everything = Extraction.of_blocks(blocks[1:-1], np.ones(len(blocks) - 2))
+    assert caption in everything.text and NEWSLETTER in everything.text
+    article = without_kinds_left_out(everything, blocks, item, model)
+    assert caption not in article.text and NEWSLETTER not in article.text
+    assert all(text in article.text for text in story)
+    classified = SiteReaders(item, model, None).classifier()
+    assert caption not in classified.text and all(text in classified.text for text in story)

@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from spidercrawl.document.blocks import Block, Extraction
+import numpy as np
+
+from spidercrawl.document.blocks import Block, Extraction, block_numbers
 from spidercrawl.document.captured import Page
 from spidercrawl.document.density import DensityResult
+from spidercrawl.document.html import UnusableDocumentError, parse_html
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
 from spidercrawl.extract.readers import (
@@ -22,6 +25,7 @@ from spidercrawl.extract.readers import (
     NoReadingError,
 )
 from spidercrawl.learn.model import SiteModel
+from spidercrawl.learn.parser import dropped_kinds
 from spidercrawl.learn.rules import RuleExtraction
 
 if TYPE_CHECKING:
@@ -56,6 +60,63 @@ def _less_template(blocks: Sequence[Block], chosen: set[int], model: SiteModel) 
     """The ``chosen`` blocks (by index) less the site's template texts."""
     kept = [b for b in blocks if b.index in chosen and not model.is_template(b)]
     return Extraction.of_blocks(kept, model.decision(kept))
+
+
+# Where the parser's kinds would take more than half the classifier's article, it read
+# another region than the story's (a gallery of captions, a thread of comments): its
+# article stays as it is, for the decision to judge. Set beforehand, not swept.
+MIN_KEPT_SHARE = 0.5
+
+
+def without_kinds_left_out(
+    extraction: Extraction, blocks: Sequence[Block], page: Page, layout: SiteModel
+) -> Extraction:
+    """The classifier's article less the blocks in what the layout's parser leaves out by
+    its markup wherever it stands (a caption, a sign-up box, a line of one link: the kinds
+    of :func:`~spidercrawl.learn.parser.dropped_kinds`, but those the site's vote keeps):
+    where the parser does not serve the page, its kinds still tell what is never the
+    story. Judged below the elements holding the article, as the parser judges below its
+    container: a form or an aside around the whole page is not a kind left out; nor is
+    what leaves under ``MIN_KEPT_SHARE`` of the article."""
+    html = page.get("rendered_html") or ""
+    if not extraction.blocks or not html:
+        return extraction
+    try:
+        body = parse_html(html).find("body")
+    except UnusableDocumentError:
+        return extraction
+    if body is None:
+        return extraction
+    taken = set(extraction.blocks)
+    marked = [e for e in body.iter() if not taken.isdisjoint(block_numbers(e))]
+    region = _common_ancestor(marked)
+    if region is None:
+        return extraction
+    rules = getattr(layout, "rules_", None)  # a layout whose parser was not learned: none
+    kept = [part for part in getattr(rules, "parts_", ()) if part.kind == "kept"]
+    dropped: set[int] = set()
+    for element in dropped_kinds(region, kept):
+        for inner in element.iter():
+            dropped.update(block_numbers(inner))
+    if not dropped.intersection(extraction.blocks):
+        return extraction
+    chosen = [b for b in blocks if b.index in taken - dropped]
+    if sum(b.chars for b in chosen) < MIN_KEPT_SHARE * len(extraction.text):
+        return extraction  # not the story's odd boxes: the classifier read another region
+    margins = dict(zip((b.index for b in blocks), layout.decision(blocks), strict=True))
+    return Extraction.of_blocks(chosen, np.array([margins[b.index] for b in chosen]))
+
+
+def _common_ancestor(elements: Sequence[Any]) -> Any:
+    """The innermost element holding all of ``elements`` (None for none)."""
+    if not elements:
+        return None
+    common = [elements[0], *elements[0].iterancestors()]
+    for element in elements[1:]:
+        ancestry = {element, *element.iterancestors()}
+        while common and common[0] not in ancestry:
+            common.pop(0)
+    return common[0] if common else None
 
 
 # The site model is sure of its own article where the median margin of its paragraphs is
@@ -162,7 +223,10 @@ class SiteReaders:
         return extraction
 
     def classifier(self) -> Extraction:
-        return self.layout.extract_blocks(self.page.blocks())
+        blocks = self.page.blocks()
+        return without_kinds_left_out(
+            self.layout.extract_blocks(blocks), blocks, self.page, self.layout
+        )
 
     def container(self) -> Extraction:
         contained = self.layout.extract_in_container(self.page.blocks())
