@@ -72,12 +72,12 @@ def without_kinds_left_out(
     extraction: Extraction, blocks: Sequence[Block], page: Page, layout: SiteModel
 ) -> Extraction:
     """The classifier's article less the blocks in what the layout's parser leaves out by
-    its markup wherever it stands (a caption, a sign-up box, a line of one link: the kinds
-    of :func:`~spidercrawl.learn.parser.dropped_kinds`, but those the site's vote keeps):
+    its markup (a caption, a sign-up box, a line of one link: the kinds of
+    :func:`~spidercrawl.learn.parser.dropped_kinds`, but those the site's vote keeps):
     where the parser does not serve the page, its kinds still tell what is never the
-    story. Judged below the elements holding the article, as the parser judges below its
-    container: a form or an aside around the whole page is not a kind left out; nor is
-    what leaves under ``MIN_KEPT_SHARE`` of the article."""
+    story. Judged below the innermost element holding the article's blocks, as the parser
+    judges below its container (a form or an aside around the whole page is no kind left
+    out), and not cut where that would leave under ``MIN_KEPT_SHARE`` of it."""
     html = page.get("rendered_html") or ""
     if not extraction.blocks or not html:
         return extraction
