@@ -355,8 +355,8 @@ def test_what_the_parser_leaves_out_by_its_markup_is_out_of_the_classifiers_arti
     model: SiteModel,
 ) -> None:
     """A layout's parser that does not serve a page still knows what is never the story by
-    its markup: a photo's caption and a sign-up form in the story, which the classifier
-    (styled as the story, in its place) takes, are left out of its article."""
+    its markup: a photo's caption and a sign-up form in the story, which the classifier or
+    the article container (styled as the story, in its place) takes, are left out."""
     from spidercrawl.extract.article import SiteReaders, without_kinds_left_out
 
     rng = random.Random(31)
@@ -379,5 +379,6 @@ def test_what_the_parser_leaves_out_by_its_markup_is_out_of_the_classifiers_arti
     article = without_kinds_left_out(everything, blocks, item, model)
     assert caption not in article.text and NEWSLETTER not in article.text
     assert all(text in article.text for text in story)
-    classified = SiteReaders(item, model, None).classifier()
-    assert caption not in classified.text and all(text in classified.text for text in story)
+    readers = SiteReaders(item, model, None)
+    for reading in (readers.classifier(), readers.container()):  # each reading of blocks
+        assert caption not in reading.text and all(text in reading.text for text in story)

@@ -62,17 +62,18 @@ def _less_template(blocks: Sequence[Block], chosen: set[int], model: SiteModel) 
     return Extraction.of_blocks(kept, model.decision(kept))
 
 
-# Where the parser's kinds would take more than half the classifier's article, it read
-# another region than the story's (a gallery of captions, a thread of comments): its
-# article stays as it is, for the decision to judge. Set beforehand, not swept.
+# Where the parser's kinds would take more than half a reading's article, it read another
+# region than the story's (a gallery of captions, a thread of comments): the article stays
+# as it is, for the decision to judge. Set beforehand, not swept.
 MIN_KEPT_SHARE = 0.5
 
 
 def without_kinds_left_out(
     extraction: Extraction, blocks: Sequence[Block], page: Page, layout: SiteModel
 ) -> Extraction:
-    """The classifier's article less the blocks in what the layout's parser leaves out by
-    its markup (a caption, a sign-up box, a line of one link: the kinds of
+    """A learned site's reading made of blocks (its classifier's, its container's, the
+    site's vote) less the blocks in what the layout's parser leaves out by its markup (a
+    caption, a sign-up box, a line of one link: the kinds of
     :func:`~spidercrawl.learn.parser.dropped_kinds`, but those the site's vote keeps):
     where the parser does not serve the page, its kinds still tell what is never the
     story. Judged below the innermost element holding the article's blocks, as the parser
@@ -229,14 +230,16 @@ class SiteReaders:
         )
 
     def container(self) -> Extraction:
-        contained = self.layout.extract_in_container(self.page.blocks())
+        blocks = self.page.blocks()
+        contained = self.layout.extract_in_container(blocks)
         if contained is None:
             raise NoReadingError("no article container on this page")
-        return contained
+        return without_kinds_left_out(contained, blocks, self.page, self.layout)
 
     def site_blocks(self) -> Extraction:
         assert self.cross_site is not None
-        return unseen_fallback(self.page, self.layout, self.cross_site)
+        found = unseen_fallback(self.page, self.layout, self.cross_site)
+        return without_kinds_left_out(found, self.page.blocks(), self.page, self.layout)
 
     def site_density(self) -> Extraction | DensityResult:
         return density_fallback(self.page, self.layout)

@@ -22,11 +22,11 @@ is a case of it:
   by ``older_traf_lead``;
 - **a rendered page of a learned site**: the layout's parser where it serves the page and
   takes its prose; a page of no layout the site knows gets a never-seen page's vote with
-  the site's template cut from our blocks; else the layout's classifier, less what the
-  parser leaves out by its markup (checked by the peers unless it is sure and our blocks
-  bear it out, ``SURE_AGREEMENT``), the blocks in
+  the site's template cut from our blocks; else the layout's classifier (checked by the
+  peers unless it is sure and our blocks bear it out, ``SURE_AGREEMENT``), the blocks in
   its article container, the cross-site blocks (voted on), text density less the
-  template (checked);
+  template (checked); each reading of blocks less what the layout's parser leaves out
+  by its markup;
 - **a rendered page of a site never seen**: on today's markup, where trafilatura finds an
   article, the reading raw HTML gets, two against one included (``modern_rendered_lead``
   None; a number: the medoid of our blocks and both peers with trafilatura leading by
