@@ -169,7 +169,7 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
     if measure is None:
         return {}
     densities = {}
-    for element in _MARKED(measure.body):  # in C: the few elements that hold blocks
+    for element in marked_elements(measure.body):
         i = measure.index.get(element)
         if i is None:
             continue
@@ -182,6 +182,12 @@ def block_densities(rendered_html: str) -> dict[int, tuple[float, float]]:
 
 
 _MARKED = etree.XPath("descendant-or-self::*[@data-sc-block]")
+
+
+def marked_elements(root: Any) -> list[Any]:
+    """``root`` and the elements below it that hold captured blocks (``data-sc-block``),
+    in document order: found in C, the few among the page's elements."""
+    return _MARKED(root)
 
 
 def block_numbers(element: Any) -> list[int]:

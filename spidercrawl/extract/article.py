@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spidercrawl.document.blocks import Block, Extraction, block_numbers
+from spidercrawl.document.blocks import Block, Extraction, block_numbers, marked_elements
 from spidercrawl.document.captured import Page
-from spidercrawl.document.density import DensityResult
-from spidercrawl.document.html import UnusableDocumentError, parse_html
+from spidercrawl.document.density import DensityResult, rendered_page_measure
 from spidercrawl.document.page import first_description
 from spidercrawl.extract.cold_start import block_indices, cold_start_extraction
 from spidercrawl.extract.readers import (
@@ -78,18 +77,15 @@ def without_kinds_left_out(
     where the parser does not serve the page, its kinds still tell what is never the
     story. Judged below the innermost element holding the article's blocks, as the parser
     judges below its container (a form or an aside around the whole page is no kind left
-    out), and not cut where that would leave under ``MIN_KEPT_SHARE`` of it."""
+    out), and not cut where that would leave under ``MIN_KEPT_SHARE`` of it. Read on the
+    page's tree as text density measured it (:func:`rendered_page_measure`: parsed once a
+    page, however many readings ask)."""
     html = page.get("rendered_html") or ""
-    if not extraction.blocks or not html:
-        return extraction
-    try:
-        body = parse_html(html).find("body")
-    except UnusableDocumentError:
-        return extraction
-    if body is None:
+    measure = rendered_page_measure(html) if extraction.blocks and html else None
+    if measure is None:  # no blocks, or no usable rendered page
         return extraction
     taken = set(extraction.blocks)
-    marked = [e for e in body.iter() if not taken.isdisjoint(block_numbers(e))]
+    marked = [e for e in marked_elements(measure.body) if not taken.isdisjoint(block_numbers(e))]
     region = _common_ancestor(marked)
     if region is None:
         return extraction
@@ -97,13 +93,13 @@ def without_kinds_left_out(
     kept = [part for part in getattr(rules, "parts_", ()) if part.kind == "kept"]
     dropped: set[int] = set()
     for element in dropped_kinds(region, kept):
-        for inner in element.iter():
+        for inner in marked_elements(element):
             dropped.update(block_numbers(inner))
     if not dropped.intersection(extraction.blocks):
         return extraction
     chosen = [b for b in blocks if b.index in taken - dropped]
     if sum(b.chars for b in chosen) < MIN_KEPT_SHARE * len(extraction.text):
-        return extraction  # not the story's odd boxes: the classifier read another region
+        return extraction  # not the story's odd boxes: the reading is of another region
     margins = dict(zip((b.index for b in blocks), layout.decision(blocks), strict=True))
     return Extraction.of_blocks(chosen, np.array([margins[b.index] for b in chosen]))
 
