@@ -423,6 +423,50 @@ def test_captions_date_lines_and_one_link_lines_out_and_highlights_before_the_st
     } | {("div", "by its markup: a comment count")} <= markup
 
 
+def deck_item(number: int) -> tuple[dict, str, list[str], str]:
+    """A story under its headline, after a byline of the post's date in a ``div`` and a
+    deck of spans in a ``div`` of its own (a city, then its sentences), which one reader
+    keeps."""
+    rng = random.Random(number)
+    story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
+    deck = f"Deck{number} {sentence(rng, 12)}. Second{number} {sentence(rng, 6)}."
+    author, posted = f"Jane Doe{number}", f"on Monday, May {number + 1}, 2011 at 11:{number + 10}am"
+    byline = f"by {author} {posted}"
+    html = (
+        "<html><body><div class='nav'><a href='/'>Home</a> <a href='/a'>Archive</a></div>"
+        f"<div class='post'><h1>Headline {number}</h1>"
+        f"<div class='meta'>by <a href='/jane'>{author}</a> {posted}</div>"
+        f"<div class='teaser'><span class='city'>Essen.</span> <span>{deck}</span></div>"
+        "<div class='story'>" + "".join(f"<p>{line}</p>" for line in story) + "</div></div>"
+        f"<div><p>Most read story{number + 1} {sentence(rng, 15)}</p></div></body></html>"
+    )
+    text = "\n\n".join(story)
+    item = {
+        "rendered_html": html,
+        "texts": [{"text": [line]} for line in [byline, deck, *story]],
+        CONSENSUS_FIELD: ConsensusArticle(
+            text, 0.9, ["\n\n".join([f"Essen. {deck}", text]), text, text]
+        ).as_field(),
+    }
+    return item, f"Essen. {deck}", story, byline
+
+
+def test_a_deck_of_spans_before_the_story_is_in_and_a_byline_there_is_not() -> None:
+    """A deck in markup of its own (spans in a ``div``) is a summary by its markup and place
+    where it reads as sentences; a byline with the post's date in the same markup is not."""
+    items = [deck_item(number) for number in range(5)]
+    content = [(page, index) for page in range(5) for index in range(1, 5)]
+    rules = ExtractionRules().fit([item for item, *_ in items], content)
+    assert [part.css for part in rules.containers] == ["div.story"]
+    summaries = {part.css: part.why for part in rules.summaries}
+    assert list(summaries) == ["div.teaser"], summaries
+    assert "a deck right before the story" in summaries["div.teaser"]
+    item, deck, story, byline = deck_item(40)
+    result = rules.extract(raw_document(item["rendered_html"]))
+    assert result.text.split("\n\n") == [deck, *story]
+    assert byline not in result.text and "Jane Doe" not in result.text
+
+
 def list_page(number: int, listed: str) -> tuple[dict, list[str]]:
     """A blog post, and its story's lines; ``listed`` says what list it holds: ``story``
     (steps of the story), ``offers`` (a class-less list of shop offers, a link in each but

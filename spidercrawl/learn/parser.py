@@ -1111,6 +1111,10 @@ HIGHLIGHT_ITEMS = (2, 8)
 HIGHLIGHT_ITEM_WORDS = (4, 50)
 DECK_WORDS = (8, 60)
 DECK_TAGS = frozenset({"p", "h2", "h3"})
+# A block of inline text is a deck only where it reads as sentences: a byline and date
+# ("by Jane Doe on Monday, May 2 at 11:30am") stands in such markup too.
+PROSE_DECK_TAGS = frozenset({"div", "span"})
+SENTENCE_END = re.compile("[.!?\u2026][\"'\u201d\u2019\u00bb)\\]]*\\s*$")
 
 
 def _summaries_before_the_story(
@@ -1134,12 +1138,8 @@ def _summaries_before_the_story(
                 continue
             if element.tag == "h1":
                 break  # the headline: what stands before it is not this story's
-            element = _unwrapped(element)
-            shape = summary_shape(element)
-            if not shape:
-                continue
-            part = _summary_part(element, shape)
-            if part is not None and len(matches(part, page.body)) <= 2:
+            part = _summary_named(element, page.body)
+            if part is not None:
                 on_page[part] = None
         found.update(list(on_page))
     wanted = max(2, PLACE_SUMMARY_PAGES * with_container)
@@ -1148,6 +1148,20 @@ def _summaries_before_the_story(
         for part, on in found.items()
         if on >= wanted
     ]
+
+
+def _summary_named(
+    element: lxml.html.HtmlElement, body: lxml.html.HtmlElement
+) -> ParserPart | None:
+    """The summary ``element`` is, named by the element it wraps or else by itself (a
+    deck's span names it by a class every line of the page's text carries, its ``div`` by
+    one of its own): a selector that finds it and at most one more element on the page."""
+    for candidate in dict.fromkeys((_unwrapped(element), element)):
+        shape = summary_shape(candidate)
+        part = _summary_part(candidate, shape) if shape else None
+        if part is not None and len(matches(part, body)) <= 2:
+            return part
+    return None
 
 
 def _before(top: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -> Iterator:
@@ -1180,7 +1194,8 @@ def _unwrapped(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
 
 def summary_shape(element: lxml.html.HtmlElement) -> str:
     """ "story highlights" for a short list of sentence-long items with few links, "a deck"
-    for a sentence-long paragraph or sub-heading of no links; "" for neither."""
+    for a sentence-long paragraph or sub-heading of no links, or a block of inline text
+    of such sentences; "" for neither."""
     counts = LinkCounts.of(element)
     words = counts.words.get(element, 0)
     if not words or counts.link_words.get(element, 0) > 0.3 * words:
@@ -1194,12 +1209,16 @@ def summary_shape(element: lxml.html.HtmlElement) -> str:
         ):
             return "story highlights"
         return ""
-    if (
-        element.tag in DECK_TAGS
-        and DECK_WORDS[0] <= words <= DECK_WORDS[1]
-        and not any(isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element)
+    if not DECK_WORDS[0] <= words <= DECK_WORDS[1] or any(
+        isinstance(c.tag, str) and c.tag in BLOCK_TAGS for c in element
     ):
+        return ""
+    if element.tag in DECK_TAGS:
         return "a deck"
+    if element.tag in PROSE_DECK_TAGS:
+        text = " ".join(" ".join(element.itertext()).split())
+        if SENTENCE_END.search(text) and not BYLINE.match(text) and not TIME_OF_DAY.search(text):
+            return "a deck"
     return ""
 
 
