@@ -467,6 +467,34 @@ def test_a_deck_of_spans_before_the_story_is_in_and_a_byline_there_is_not() -> N
     assert byline not in result.text and "Jane Doe" not in result.text
 
 
+def test_a_template_line_is_left_out_whatever_its_quotation_marks() -> None:
+    """A line the site's pages repeat inside the story's container (a newsletter's plug) is
+    the template's, also on a page that writes its apostrophe as a typographer's."""
+    plug = "Our newsletter: the day's news at six. Here's where to sign up!"
+
+    def item(number: int, line: str) -> tuple[dict, list[str]]:
+        rng = random.Random(number)
+        story = [f"story{number} {sentence(rng, 25)}" for _ in range(3)]
+        html = (
+            f"<html><body><div class='post'><h1>Headline {number}</h1><div class='story'>"
+            + "".join(f"<p>{text}</p>" for text in [story[0], line, *story[1:]])
+            + "</div></div></body></html>"
+        )
+        text = "\n\n".join(story)
+        return {
+            "rendered_html": html,
+            "texts": [{"text": [text]} for text in [story[0], line, *story[1:]]],
+            CONSENSUS_FIELD: ConsensusArticle(text, 0.9, [text, text, text]).as_field(),
+        }, story
+
+    items = [item(number, plug)[0] for number in range(4)]
+    content = [(page, index) for page in range(4) for index in (0, 2, 3)]
+    rules = ExtractionRules().fit(items, content)
+    page, story = item(40, plug.replace("'", "\u2019"))
+    result = rules.extract(raw_document(page["rendered_html"]))
+    assert result.text.split("\n\n") == story
+
+
 def list_page(number: int, listed: str) -> tuple[dict, list[str]]:
     """A blog post, and its story's lines; ``listed`` says what list it holds: ``story``
     (steps of the story), ``offers`` (a class-less list of shop offers, a link in each but

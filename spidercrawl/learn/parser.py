@@ -1448,9 +1448,23 @@ def cut_text(body: lxml.html.HtmlElement, induced: Induced) -> str:
     return paragraphs_text(without_lines(paragraphs, frozenset(induced.template_lines)))
 
 
-def without_lines(paragraphs: Iterable[Paragraph], lines: Set[str]) -> list[Paragraph]:
-    """``paragraphs`` less those whose text is one of the site's template ``lines``."""
-    return [p for p in paragraphs if not lines or folded(p.text) not in lines]
+def without_lines(paragraphs: Iterable[Paragraph], lines: frozenset[str]) -> list[Paragraph]:
+    """``paragraphs`` less those whose text is one of the site's template ``lines``, its
+    quotation marks as any: a template's line may come back with other ones ("Hier
+    geht's" on one page, "Hier geht\u2019s" on the next)."""
+    if not lines:
+        return list(paragraphs)
+    keys = _line_keys(lines)
+    return [p for p in paragraphs if folded(p.text).translate(_PLAIN_QUOTES) not in keys]
+
+
+_PLAIN_QUOTES = str.maketrans("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f", "''''\"\"\"\"")
+
+
+@functools.lru_cache(maxsize=64)
+def _line_keys(lines: frozenset[str]) -> frozenset[str]:
+    """A parser's template lines as :func:`without_lines` compares them, made once."""
+    return frozenset(line.translate(_PLAIN_QUOTES) for line in lines)
 
 
 MAX_VERDICT_PAGES = 12  # pages left out one at a time to judge the parser
