@@ -626,6 +626,33 @@ def test_readers_comments_in_the_container_are_left_out_even_where_every_reader_
     assert [e.get("class") for e in dropped_kinds(comments)] == ["article-comments", "commentlist"]
 
 
+def test_comments_in_the_storys_own_markup_after_their_anchor_are_left_out() -> None:
+    """A 2008 news page writes its readers' comments in its story's own paragraphs
+    (``p.story``), after an empty ``<a name="comments">`` and a heading: what follows the
+    anchor is the comments. An anchor before the story (a page that opens with it) leaves
+    the story in."""
+
+    def page(number: int) -> dict:
+        rng = random.Random(number + 200)
+        comments = [f"reader{number}-{i} {sentence(rng, 14)}" for i in range(3)]
+        return wire_story(number, "\n\n".join(comments), lambda story, joined: (
+            "".join(f"<p class='story'>{line}</p>" for line in story)
+            + "<a name='comments'></a><div class='yvhd'>Comments</div>"
+            + "".join(
+                f"<p class='story'>{c}<br><b>Posted by Reader {i} on January 10, 2008</b></p>"
+                for i, c in enumerate(joined.split("\n\n"))
+            )
+        ))  # fmt: skip
+
+    text = text_of_a_new_page(page)
+    assert text.startswith("wire40") and text.split("\n\n")[-1].startswith("wire40"), text
+    assert "reader40" not in text and "Posted by" not in text
+    rng = random.Random(7)
+    story = "".join(f"<p class='story'>{sentence(rng, 25)}</p>" for _ in range(3))
+    opening = lxml.html.fromstring(f"<div><a name='comments'></a>{story}</div>")
+    assert dropped_kinds(opening) == {}
+
+
 def test_sign_up_boxes_teaser_cards_and_their_headings_in_the_story_are_left_out() -> None:
     """Today's story containers hold a newsletter's sign-up (a heading, a blurb, a form, a
     consent line), a teaser card for another story (a link around a box: "Read also" and

@@ -104,6 +104,12 @@ CAPTION_EMPHASIS = ("em", "i", "small")
 # ``article-comments`` name comments, ``commentary`` does not.
 COMMENTS_NAME = re.compile(r"(?:^|[\s_-])(?:comments?|commentlist|disqus|dsq)(?:$|[\s_-])", re.I)
 COMMENTS_TAGS = frozenset({"div", "section", "ol", "ul", "dl", "table"})
+# An empty element named for the comments (``<a name="comments"></a>``, the target of a
+# page's "N comments" link) marks where they begin: its later siblings are the readers'
+# comments, even in the story's own markup (``p.story``), once story prose stands before it.
+MIN_STORY_BEFORE_COMMENTS = 40  # words in the marker's earlier siblings
+MAX_COMMENTS_MARKERS = 4  # tried in document order: a hostile page may hold thousands
+COMMENTS = "readers' comments"
 # A line that dates the page ("Page last updated at 10:31 GMT", "Posted on May 3, 2012"),
 # or names its author ("By Jane Smith and John Doe"): short, and led by what it is.
 DATE_LEAD = re.compile(
@@ -408,7 +414,7 @@ def never_the_story(element: lxml.html.HtmlElement, counts: LinkCounts) -> str:
     if tag in COMMENTS_TAGS and COMMENTS_NAME.search(
         f"{element.get('id') or ''} {element.get('class') or ''}"
     ):
-        return "readers' comments"
+        return COMMENTS
     if has_blocks or not words or (tag not in BLOCK_TAGS and not _on_a_line_of_its_own(element)):
         return ""
     text = " ".join(" ".join(element.itertext()).split())
@@ -552,6 +558,10 @@ def dropped_kinds(
                 covered.update(element.iter())
             else:
                 covered_kept.update(element.iter())
+    for element in _after_comments_marker(root, counts):
+        if element not in covered and element not in covered_kept:
+            tops[element] = COMMENTS
+            covered.update(element.iter())
     headings = [
         heading
         for heading in _headings_over_links(root, tops, covered, counts)
@@ -561,6 +571,30 @@ def dropped_kinds(
         return tops
     tops.update(dict.fromkeys(headings, HEADING_OVER_LINKS))
     return {element: tops[element] for element in root.iter() if element in tops}
+
+
+def _after_comments_marker(
+    root: lxml.html.HtmlElement, counts: LinkCounts
+) -> list[lxml.html.HtmlElement]:
+    """The elements after the first empty element named for the comments below ``root``
+    with story prose before it (its later siblings); none where there is none."""
+    markers = (
+        element
+        for element in root.iterdescendants("a", "span", "div")
+        if (element.get("name") or element.get("id"))
+        and not len(element)
+        and not (element.text or "").strip()
+        and COMMENTS_NAME.search(f"{element.get('name') or ''} {element.get('id') or ''}")
+    )
+    for marker in itertools.islice(markers, MAX_COMMENTS_MARKERS):
+        before = sum(
+            counts.words.get(sibling, 0)
+            for sibling in marker.itersiblings(preceding=True)
+            if isinstance(sibling.tag, str)
+        )
+        if before >= MIN_STORY_BEFORE_COMMENTS:
+            return [s for s in marker.itersiblings() if isinstance(s.tag, str)]
+    return []
 
 
 def _headings_over_links(
@@ -1396,6 +1430,7 @@ class Cut:
     keep: set[lxml.html.HtmlElement]
     pass_through: set[lxml.html.HtmlElement]
     containers: list[lxml.html.HtmlElement]
+    comment_words: int = 0  # of the readers' comments in the containers: no story missed
 
 
 def cut(
@@ -1419,8 +1454,13 @@ def cut(
     dropped: set[lxml.html.HtmlElement] = set()
     for part in exclusions:
         dropped |= subtree(e for e in matches(part, body) if e in inside)
+    comment_words = 0
     for top in found:
-        dropped |= subtree(dropped_kinds(top, kept))
+        kinds = dropped_kinds(top, kept)
+        dropped |= subtree(kinds)
+        comment_words += sum(
+            len(e.text_content().split()) for e, why in kinds.items() if why == COMMENTS
+        )
     tops = list(found)
     holders = {a for top in found for a in top.iterancestors()}
     for part in summaries:
@@ -1435,7 +1475,7 @@ def cut(
             if ancestor in pass_through:
                 break
             pass_through.add(ancestor)
-    return Cut(keep | pass_through, pass_through, found)
+    return Cut(keep | pass_through, pass_through, found, comment_words)
 
 
 def cut_text(body: lxml.html.HtmlElement, induced: Induced) -> str:
@@ -1524,16 +1564,20 @@ def story_verdict(
         paragraphs = element_paragraphs(bodies[number], found.keep, found.pass_through)
         parsed = paragraphs_text(without_lines(paragraphs, frozenset(induced.template_lines)))
         on_purpose = {  # what the parser leaves out or takes by markup alone
-            "arbiter": " ".join(
-                _phrase(" ".join(top.itertext()))
-                for container in found.containers
-                for top in dropped_kinds(container, kept)
+            "arbiter": _phrase(
+                " ".join(
+                    " ".join(top.itertext())
+                    for container in found.containers
+                    for top in dropped_kinds(container, kept)
+                )
             ),
-            "parser": " ".join(
-                _phrase(" ".join(element.itertext()))
-                for part in induced.summaries
-                if part.why.startswith(BY_PLACE)
-                for element in matches(part, bodies[number])
+            "parser": _phrase(
+                " ".join(
+                    " ".join(element.itertext())
+                    for part in induced.summaries
+                    if part.why.startswith(BY_PLACE)
+                    for element in matches(part, bodies[number])
+                )
             ),
         }
         headline = " ".join(_phrase(" ".join(h.itertext())) for h in bodies[number].iter("h1"))

@@ -252,6 +252,7 @@ class ExtractionRules:
         kept = found.keep - found.pass_through
         prose = prose_coverage(body, kept)
         container_words = sum(len(e.text_content().split()) for e in found.containers)
+        container_words -= found.comment_words  # readers' comments are no article missed
         link_chars = sum(  # the article's links, fewer than the page's
             len(" ".join(a.text_content().split()))
             for a in kept
