@@ -58,17 +58,20 @@ class ProseCoverage:
 
 
 def prose_coverage(
-    body: lxml.html.HtmlElement, taken: Collection[lxml.html.HtmlElement]
+    body: lxml.html.HtmlElement,
+    taken: Collection[lxml.html.HtmlElement],
+    not_prose: Collection[lxml.html.HtmlElement] = (),
 ) -> ProseCoverage:
     """The prose of ``body`` (a tree with its invisible elements already removed) and how
-    much of it lies in ``taken``: the elements whose own text the article holds."""
+    much of it lies in ``taken``: the elements whose own text the article holds.
+    ``not_prose``: elements known to be no part of the page's prose (readers' comments)."""
     in_comments = _CommentSections()
     page = in_article = 0
     for element, words in _prose_units(body):
         if element in taken:
             page += words
             in_article += words
-        elif not in_comments(element):
+        elif element not in not_prose and not in_comments(element):
             page += words
     return ProseCoverage(page, in_article)
 

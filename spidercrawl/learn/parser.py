@@ -1430,7 +1430,7 @@ class Cut:
     keep: set[lxml.html.HtmlElement]
     pass_through: set[lxml.html.HtmlElement]
     containers: list[lxml.html.HtmlElement]
-    comment_words: int = 0  # of the readers' comments in the containers: no story missed
+    comments: list[lxml.html.HtmlElement] = field(default_factory=list)  # left out as such
 
 
 def cut(
@@ -1454,13 +1454,11 @@ def cut(
     dropped: set[lxml.html.HtmlElement] = set()
     for part in exclusions:
         dropped |= subtree(e for e in matches(part, body) if e in inside)
-    comment_words = 0
+    comments: list[lxml.html.HtmlElement] = []
     for top in found:
         kinds = dropped_kinds(top, kept)
         dropped |= subtree(kinds)
-        comment_words += sum(
-            len(e.text_content().split()) for e, why in kinds.items() if why == COMMENTS
-        )
+        comments += [element for element, why in kinds.items() if why == COMMENTS]
     tops = list(found)
     holders = {a for top in found for a in top.iterancestors()}
     for part in summaries:
@@ -1475,7 +1473,7 @@ def cut(
             if ancestor in pass_through:
                 break
             pass_through.add(ancestor)
-    return Cut(keep | pass_through, pass_through, found, comment_words)
+    return Cut(keep | pass_through, pass_through, found, comments)
 
 
 def cut_text(body: lxml.html.HtmlElement, induced: Induced) -> str:

@@ -46,6 +46,7 @@ from spidercrawl.learn.parser import (
     page_evidence,
     repeated_phrases,
     story_verdict,
+    subtree,
     without_lines,
 )
 from spidercrawl.learn.relevance import lcs_relevance
@@ -250,9 +251,11 @@ class ExtractionRules:
             element_paragraphs(body, found.keep, found.pass_through), self.template_lines_
         )
         kept = found.keep - found.pass_through
-        prose = prose_coverage(body, kept)
+        # The readers' comments it left out are neither the page's prose nor its container's
+        # words that an article would miss.
+        prose = prose_coverage(body, kept, subtree(found.comments))
         container_words = sum(len(e.text_content().split()) for e in found.containers)
-        container_words -= found.comment_words  # readers' comments are no article missed
+        container_words -= sum(len(e.text_content().split()) for e in found.comments)
         link_chars = sum(  # the article's links, fewer than the page's
             len(" ".join(a.text_content().split()))
             for a in kept
