@@ -558,16 +558,22 @@ def dropped_kinds(
                 covered.update(element.iter())
             else:
                 covered_kept.update(element.iter())
-    for element in _after_comments_marker(root, counts):
-        if element not in covered and element not in covered_kept:
-            tops[element] = COMMENTS
-            covered.update(element.iter())
+    after_marker = [
+        element
+        for element in _after_comments_marker(root, counts)
+        if element not in covered and element not in covered_kept
+    ]
+    for element in after_marker:  # outermost: a kind found inside it goes with it
+        for inner in element.iterdescendants():
+            tops.pop(inner, None)
+        tops[element] = COMMENTS
+        covered.update(element.iter())
     headings = [
         heading
         for heading in _headings_over_links(root, tops, covered, counts)
         if not any(_fits(part, heading, HEADING_OVER_LINKS) for part in kept)
     ]
-    if not headings:
+    if not headings and not after_marker:
         return tops
     tops.update(dict.fromkeys(headings, HEADING_OVER_LINKS))
     return {element: tops[element] for element in root.iter() if element in tops}
