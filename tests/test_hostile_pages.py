@@ -26,14 +26,17 @@ ARTICLE = "".join(
     f"residents who live near the water said the plan would change the town.</p>"
     for n in range(8)
 )
-# What a page's script may do to the browser that renders it.
+# What a page's script may do to the browser that renders it. The navigating scripts wait
+# for the document to be parsed: one that navigates before that races the parser, and on a
+# loaded machine the render then waits out its bound and the raw HTML is read.
+SHOWN = "document.addEventListener('DOMContentLoaded', () => setTimeout(() => {}, {}));"
 SCRIPTS = {
     "plain": "",
     "busy": "while (true) {}",
     "dialogs": "alert('a'); confirm('b'); prompt('c');",
     "windows": "for (let i = 0; i < 50; i++) window.open('/p' + i);",
-    "navigates": "setTimeout(() => { location.href = '/elsewhere'; }, 50);",
-    "reloads": "setTimeout(() => location.reload(), 30);",
+    "navigates": SHOWN.format("{ location.href = '/elsewhere'; }", 50),
+    "reloads": SHOWN.format("location.reload()", 30),
     "elements": "for (let i = 0; i < 300000; i++) { const d = document.createElement('div');"
     " d.textContent = 'x' + i; document.body.appendChild(d); }",
     "string": "let s = 'x'; while (true) { s = s + s; }",
