@@ -1436,7 +1436,13 @@ class Cut:
     keep: set[lxml.html.HtmlElement]
     pass_through: set[lxml.html.HtmlElement]
     containers: list[lxml.html.HtmlElement]
-    comments: list[lxml.html.HtmlElement] = field(default_factory=list)  # left out as such
+    # What it leaves out by its kinds in the containers (outermost, in order), with why.
+    left_out: dict[lxml.html.HtmlElement, str] = field(default_factory=dict)
+
+    @property
+    def comments(self) -> list[lxml.html.HtmlElement]:
+        """The readers' comments it left out."""
+        return [element for element, why in self.left_out.items() if why == COMMENTS]
 
 
 def cut(
@@ -1460,11 +1466,10 @@ def cut(
     dropped: set[lxml.html.HtmlElement] = set()
     for part in exclusions:
         dropped |= subtree(e for e in matches(part, body) if e in inside)
-    comments: list[lxml.html.HtmlElement] = []
+    left_out: dict[lxml.html.HtmlElement, str] = {}
     for top in found:
-        kinds = dropped_kinds(top, kept)
-        dropped |= subtree(kinds)
-        comments += [element for element, why in kinds.items() if why == COMMENTS]
+        left_out.update(dropped_kinds(top, kept))
+    dropped |= subtree(left_out)
     tops = list(found)
     holders = {a for top in found for a in top.iterancestors()}
     for part in summaries:
@@ -1479,7 +1484,7 @@ def cut(
             if ancestor in pass_through:
                 break
             pass_through.add(ancestor)
-    return Cut(keep | pass_through, pass_through, found, comments)
+    return Cut(keep | pass_through, pass_through, found, left_out)
 
 
 def cut_text(body: lxml.html.HtmlElement, induced: Induced) -> str:
@@ -1568,13 +1573,7 @@ def story_verdict(
         paragraphs = element_paragraphs(bodies[number], found.keep, found.pass_through)
         parsed = paragraphs_text(without_lines(paragraphs, frozenset(induced.template_lines)))
         on_purpose = {  # what the parser leaves out or takes by markup alone
-            "arbiter": _phrase(
-                " ".join(
-                    " ".join(top.itertext())
-                    for container in found.containers
-                    for top in dropped_kinds(container, kept)
-                )
-            ),
+            "arbiter": _phrase(" ".join(" ".join(top.itertext()) for top in found.left_out)),
             "parser": _phrase(
                 " ".join(
                     " ".join(element.itertext())
