@@ -26,9 +26,9 @@ ARTICLE = "".join(
     f"residents who live near the water said the plan would change the town.</p>"
     for n in range(8)
 )
-# What a page's script may do to the browser that renders it. The navigating scripts wait
-# for the document to be parsed: one that navigates before that races the parser, and on a
-# loaded machine the render then waits out its bound and the raw HTML is read.
+# What a page's script may do to the browser that renders it. The navigating and reloading
+# scripts wait for the document to be parsed; one that navigates while it is parsed stops
+# the parser ("redirects").
 SHOWN = "document.addEventListener('DOMContentLoaded', () => setTimeout(() => {}, {}));"
 SCRIPTS = {
     "plain": "",
@@ -37,6 +37,7 @@ SCRIPTS = {
     "windows": "for (let i = 0; i < 50; i++) window.open('/p' + i);",
     "navigates": SHOWN.format("{ location.href = '/elsewhere'; }", 50),
     "reloads": SHOWN.format("location.reload()", 30),
+    "redirects": "location.replace('/moved');",
     "elements": "for (let i = 0; i < 300000; i++) { const d = document.createElement('div');"
     " d.textContent = 'x' + i; document.body.appendChild(d); }",
     "string": "let s = 'x'; while (true) { s = s + s; }",
@@ -141,6 +142,13 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
         assert "Paragraph 7 of the harbour story" in text, name
     assert not any("/p999" in item["url"] or "/elsewhere" in item["url"] for item in items)
     assert re.search(r"navigates.html: its script navigated to \S+/elsewhere: not followed", log)
+    # A script that navigates while the page is parsed stops the parser: the render fails
+    # at once, not at its bound, and the page is read from its raw HTML.
+    redirects = paths[("hostile.example", "/pages/redirects.html")]
+    assert "before its document was parsed" in redirects["render_failed"]
+    assert "Paragraph 7" in redirects["rendered_html"]
+    assert not re.search(r"redirects\.html.*(Timeout|stopped \(no render)", log)
+    assert not re.search(r"Still rendering \S+/redirects\.html", log)
     # A script that never yields: read from its raw HTML within the render's bound.
     busy = paths[("hostile.example", "/pages/busy.html")]
     assert busy["render_failed"] and busy["capture_mode"] == "http"

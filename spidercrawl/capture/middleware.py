@@ -7,13 +7,20 @@ result reaches the callback as ``response.meta["capture"]``; when there is none 
 URL was a download, the script failed) ``response.meta["capture_error"]`` says why.
 Other requests pass through to Scrapy's plain HTTP downloader.
 
-Navigation waits for the document (``DOMContentLoaded``, within ``RENDER_TIMEOUT``), then
-for the page's ``load`` event at most ``RENDER_LOAD_WAIT`` seconds; then its loading is
-stopped and the capture runs. Waiting for ``load`` itself failed pages whose load never
-comes: a subresource that hangs, or an image the crawl blocks, which Chromium can leave
-pending (scrapy-playwright issue 349). Three of dragnet's abcnews.go.com slideshows and a
-contracostatimes.com story timed out after 30 s and fell back to their raw HTML; their
-document was there in a third of a second.
+Navigation waits for the response (``commit``), then, in the page, for the document to be
+parsed (within ``RENDER_TIMEOUT``) and for the page's ``load`` event at most
+``RENDER_LOAD_WAIT`` seconds; then its loading is stopped and the capture runs. Waiting for
+``load`` itself failed pages whose load never comes: a subresource that hangs, or an image
+the crawl blocks, which Chromium can leave pending (scrapy-playwright issue 349). Three of
+dragnet's abcnews.go.com slideshows and a contracostatimes.com story timed out after 30 s
+and fell back to their raw HTML; their document was there in a third of a second.
+
+A document whose loading stops before it is parsed never sends ``DOMContentLoaded``: a
+script that navigates while the page is parsed (a redirect in the head), whose navigation
+the crawl aborts (``capture/render_watch.py``), stops the parser. Waited for in the
+navigation, such a page held its render for the whole ``RENDER_TIMEOUT``; the wait in the
+page sees it at once, and the render fails (:class:`DocumentNotParsedError`): the page is read
+from its raw HTML.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 from importlib import resources
+from typing import Any
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
@@ -36,24 +44,77 @@ logger = logging.getLogger(__name__)
 # Script navigations aborted, windows the page opens closed (capture/render_watch.py).
 PAGE_GUARD = "spidercrawl.capture.render_watch.guard_page"
 
-# Resolves true once the page's load event has fired; after ``ms`` without it, stops the
-# page's loading (as a reader's Stop button does: what has arrived stays; its frames, whose
-# text the capture never reads, are removed, as a frame still loading holds the page's
-# load back) and resolves false. Stopping fires the load event, which scrapy-playwright
-# waits for after each page method (within the navigation timeout): without it the page
-# would fail all the same.
-WAIT_FOR_LOAD = """(ms) => new Promise((resolve) => {
-  if (document.readyState === "complete") { resolve(true); return; }
-  let stopped = false;
-  const timer = setTimeout(() => {
-    stopped = true;
+# What the wait in the page found (:data:`WAIT_FOR_DOCUMENT`).
+LOADED = "loaded"  # the document parsed and its load event fired
+LOAD_STOPPED = "load stopped"  # parsed, its loading stopped after the load wait
+NOT_PARSED = "not parsed"  # its loading stopped before the document was parsed
+PARSE_TIMED_OUT = "parse timed out"  # not parsed within the bound: its loading stopped
+FOUND = {
+    "loaded": LOADED,
+    "load_stopped": LOAD_STOPPED,
+    "not_parsed": NOT_PARSED,
+    "parse_timed_out": PARSE_TIMED_OUT,
+}
+
+# Waits until the document is parsed (its readiness leaves "loading") within ``parseMs``,
+# then for the page's load event within ``loadMs``; past either bound it stops the page's
+# loading (as a reader's Stop button does: what has arrived stays; its frames, whose text
+# the capture never reads, are removed, as a frame still loading holds the page's load
+# back). A document that became "complete" without DOMContentLoaded (the navigation
+# timing has none) stopped loading before it was parsed. Stopping fires the load event,
+# which scrapy-playwright waits for after each page method (within the navigation
+# timeout): without it the page would fail all the same.
+WAIT_FOR_DOCUMENT = """([parseMs, loadMs, found]) => new Promise((resolve) => {
+  let bounded = false;
+  const stop = () => {
+    bounded = true;
     document.querySelectorAll("iframe, frame").forEach((frame) => frame.remove());
     window.stop();
-    resolve(false);
-  }, ms);
-  const done = () => { clearTimeout(timer); resolve(!stopped); };
-  window.addEventListener("load", done, { once: true });
+  };
+  const parsed = () => {
+    if (document.readyState === "interactive") return true;
+    const timing = performance.getEntriesByType("navigation")[0];
+    return !timing || timing.domContentLoadedEventStart > 0;
+  };
+  const whenParsed = () => {
+    if (!parsed()) { resolve(found.not_parsed); return; }
+    if (document.readyState === "complete") { resolve(found.loaded); return; }
+    const timer = setTimeout(() => { stop(); resolve(found.load_stopped); }, loadMs);
+    window.addEventListener("load", () => {
+      clearTimeout(timer);
+      if (!bounded) resolve(found.loaded);
+    }, { once: true });
+  };
+  if (document.readyState !== "loading") { whenParsed(); return; }
+  const timer = setTimeout(() => { stop(); resolve(found.parse_timed_out); }, parseMs);
+  const changed = () => {
+    if (document.readyState === "loading" || bounded) return;
+    clearTimeout(timer);
+    document.removeEventListener("readystatechange", changed);
+    whenParsed();
+  };
+  document.addEventListener("readystatechange", changed);
 })"""
+
+
+class DocumentNotParsedError(Exception):
+    """A rendered page whose document was not parsed: the render fails, and the spider
+    reads the page from its raw HTML."""
+
+
+async def wait_for_document(page: Any, parse_ms: int, load_ms: int) -> str:
+    """The page method before the capture (:data:`WAIT_FOR_DOCUMENT`): what it found, or
+    :class:`DocumentNotParsedError` where the document was not parsed (raised here, so
+    that no further wait follows)."""
+    found = await page.evaluate(WAIT_FOR_DOCUMENT, [parse_ms, load_ms, FOUND])
+    if found == NOT_PARSED:
+        raise DocumentNotParsedError(
+            "its loading stopped before its document was parsed (a script navigating away "
+            "while it is parsed stops it)"
+        )
+    if found == PARSE_TIMED_OUT:
+        raise DocumentNotParsedError(f"its document was not parsed within {parse_ms / 1000:.0f} s")
+    return found
 
 
 def capture_script() -> str:
@@ -115,6 +176,7 @@ class BlockCaptureMiddleware:
         max_blocks: int,
         viewport: tuple[int, int] = (1600, 4000),
         load_wait: float = 10.0,
+        parse_wait: float = 30.0,
         stats: StatsCollector | None = None,
     ) -> None:
         self.script = capture_script_as_json()
@@ -124,6 +186,7 @@ class BlockCaptureMiddleware:
             "consentSelector": CONSENT_CSS,
         }
         self.load_wait_ms = int(max(load_wait, 0.0) * 1000)
+        self.parse_wait_ms = int(max(parse_wait, 0.0) * 1000)
         self.stats = stats
         # The browser context is made with the first render request (none at start-up).
         self.context = {"viewport": {"width": viewport[0], "height": viewport[1]}}
@@ -137,6 +200,7 @@ class BlockCaptureMiddleware:
             max_blocks=crawler.settings.getint("CAPTURE_MAX_BLOCKS"),
             viewport=(int(width), int(height)),
             load_wait=crawler.settings.getfloat("RENDER_LOAD_WAIT"),
+            parse_wait=crawler.settings.getfloat("RENDER_TIMEOUT"),
             stats=crawler.stats,
         )
 
@@ -151,9 +215,9 @@ class BlockCaptureMiddleware:
             request.meta.setdefault("autothrottle_dont_adjust_delay", True)
         request.meta.setdefault("playwright_context_kwargs", self.context)
         request.meta.setdefault("playwright_page_init_callback", PAGE_GUARD)
-        request.meta.setdefault("playwright_page_goto_kwargs", {"wait_until": "domcontentloaded"})
+        request.meta.setdefault("playwright_page_goto_kwargs", {"wait_until": "commit"})
         request.meta["playwright_page_methods"] = [
-            PageMethod("evaluate", WAIT_FOR_LOAD, self.load_wait_ms),
+            PageMethod(wait_for_document, self.parse_wait_ms, self.load_wait_ms),
             PageMethod("evaluate", self.script, self.options),
         ]
         return None
@@ -164,8 +228,8 @@ class BlockCaptureMiddleware:
         if not request.meta.get("render"):
             return response
         methods = request.meta.get("playwright_page_methods") or []
-        loaded = methods[0].result if len(methods) > 1 else True
-        if loaded is False:
+        found = methods[0].result if len(methods) > 1 else LOADED
+        if found == LOAD_STOPPED:
             logger.debug(
                 "%s: captured before its load event (none within %.0f s)",
                 request.url,
