@@ -109,8 +109,7 @@ async def wait_for_document(page: Any, parse_ms: int, load_ms: int) -> str:
     found = await page.evaluate(WAIT_FOR_DOCUMENT, [parse_ms, load_ms, FOUND])
     if found == NOT_PARSED:
         raise DocumentNotParsedError(
-            "its loading stopped before its document was parsed (a script navigating away "
-            "while it is parsed stops it)"
+            "its loading stopped before its document was parsed (a script navigating away stops it)"
         )
     if found == PARSE_TIMED_OUT:
         raise DocumentNotParsedError(f"its document was not parsed within {parse_ms / 1000:.0f} s")
