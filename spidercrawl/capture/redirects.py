@@ -9,6 +9,11 @@ the site is refused before its capture becomes a page item. Each refusal is coun
 (``spidercrawl/pages/offsite_redirects``) and logged.
 
 The spider says which URLs stay on a request's site (its ``stays_on_site(meta, url)``).
+
+A page whose ``<meta http-equiv="refresh">`` names the page itself (a live page reloading
+every minute) is read as it is: Scrapy's meta refresh middleware takes any refresh of
+under ``METAREFRESH_MAXDELAY`` seconds for a redirect, and a redirect to the URL just
+fetched is then a duplicate request, dropped without a word: the page was lost.
 """
 
 from __future__ import annotations
@@ -18,8 +23,11 @@ from urllib.parse import urljoin
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Response
+from scrapy.http import HtmlResponse, Response
+from scrapy.utils.response import get_meta_refresh
+from w3lib.url import canonicalize_url
 
 logger = logging.getLogger(__name__)
 
@@ -56,3 +64,25 @@ class OffsiteRedirectMiddleware:
         self.crawler.stats.inc_value("spidercrawl/pages/offsite_redirects")
         logger.warning("Refused a redirect off the site: %s -> %s", request.url, target)
         raise IgnoreRequest(f"redirected off the site to {target}")
+
+
+class SelfRefreshMiddleware(MetaRefreshMiddleware):
+    """Scrapy's meta refresh middleware, but for a refresh that names the page itself:
+    that page is read as it is (see the module doc)."""
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Request | Response:
+        if isinstance(response, HtmlResponse) and _refreshes_itself(response, self._ignore_tags):
+            logger.debug("%s: its meta refresh reloads the page itself: read as it is",
+                         response.url)  # fmt: skip
+            return response
+        return super().process_response(request, response, spider)
+
+
+def _refreshes_itself(response: HtmlResponse, ignore_tags: list[str]) -> bool:
+    """Whether the page's meta refresh names the page's own URL (its fragment aside)."""
+    _, url = get_meta_refresh(response, ignore_tags=ignore_tags)
+    if not url:
+        return False
+    return canonicalize_url(url) == canonicalize_url(response.url)
