@@ -73,16 +73,20 @@ class SelfRefreshMiddleware(MetaRefreshMiddleware):
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Request | Response:
-        if isinstance(response, HtmlResponse) and _refreshes_itself(response, self._ignore_tags):
+        if isinstance(response, HtmlResponse) and _refreshes_itself(
+            request, response, self._ignore_tags
+        ):
             logger.debug("%s: its meta refresh reloads the page itself: read as it is",
                          response.url)  # fmt: skip
             return response
         return super().process_response(request, response, spider)
 
 
-def _refreshes_itself(response: HtmlResponse, ignore_tags: list[str]) -> bool:
-    """Whether the page's meta refresh names the page's own URL (its fragment aside)."""
+def _refreshes_itself(request: Request, response: HtmlResponse, ignore_tags: list[str]) -> bool:
+    """Whether the page's meta refresh names the page's own URL: as fetched, as requested,
+    or as asked before an HTTP redirect (its fragment aside)."""
     _, url = get_meta_refresh(response, ignore_tags=ignore_tags)
     if not url:
         return False
-    return canonicalize_url(url) == canonicalize_url(response.url)
+    fetched = [response.url, request.url, *request.meta.get("redirect_urls", [])]
+    return canonicalize_url(url) in {canonicalize_url(own) for own in fetched}
