@@ -170,6 +170,7 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
     contexts = int(re.search(r"'playwright/context_count': (\d+),", log).group(1))
     assert contexts >= len(items) // 3
     assert "Traceback" not in log
+    assert "DeprecationWarning" not in log  # our middlewares call Scrapy's as it asks
     assert seconds < 240, seconds
 
 

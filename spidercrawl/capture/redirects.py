@@ -79,7 +79,7 @@ class SelfRefreshMiddleware(MetaRefreshMiddleware):
             logger.debug("%s: its meta refresh reloads the page itself: read as it is",
                          response.url)  # fmt: skip
             return response
-        return super().process_response(request, response, spider)
+        return super().process_response(request, response)  # Scrapy's takes no spider
 
 
 def _refreshes_itself(request: Request, response: HtmlResponse, ignore_tags: list[str]) -> bool:
