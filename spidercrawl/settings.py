@@ -86,9 +86,10 @@ DOWNLOADER_MIDDLEWARES = {
     # Before the raw HTML and the fast path read a response: one that leads off the site
     # goes no further.
     "spidercrawl.capture.redirects.OffsiteRedirectMiddleware": 948,
-    # In the place of Scrapy's meta refresh (580): a page that reloads itself is read.
+    # In the place of Scrapy's meta refresh (580): a page that reloads itself, or whose
+    # refresh leaves the site, is read as it is.
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
-    "spidercrawl.capture.redirects.SelfRefreshMiddleware": 580,
+    "spidercrawl.capture.redirects.SiteMetaRefreshMiddleware": 580,
     # Before Scrapy's retries (550): a 429 or 503 waits out the site's Retry-After.
     "spidercrawl.capture.retry_after.RetryAfterMiddleware": 560,
     # Before anything parses a response: start tags of thousands of attributes cut.

@@ -47,9 +47,13 @@ SCRIPTS = {
     "history": "for (let i = 0; i < 1000; i++) history.pushState({}, '', '/p' + i);",
     "prints": "window.print();",
     "refreshes": "",  # its head's meta refresh reloads it (HEADS)
+    "leaves": "",  # its head's meta refresh leads off the site (HEADS)
 }
 # What a page's head says besides its title.
-HEADS = {"refreshes": '<meta http-equiv="refresh" content="30; url=/pages/refreshes.html">'}
+HEADS = {
+    "refreshes": '<meta http-equiv="refresh" content="30; url=/pages/refreshes.html">',
+    "leaves": '<meta http-equiv="refresh" content="5; url=http://elsewhere.invalid/landing">',
+}
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 
 
@@ -140,15 +144,18 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
     assert {f"/pages/{name}.html" for name in SCRIPTS} <= hostile_pages
     # Scripts that navigate, reload or write the address bar change nothing that is read;
     # nor does a meta refresh that reloads the page (Scrapy took it for a redirect to the
-    # URL just fetched, a duplicate request dropped without a word).
+    # URL just fetched, a duplicate request dropped without a word) or leaves the site
+    # (Scrapy's request went to the other host).
     read_as_fetched = ("navigates", "reloads", "history", "windows", "dialogs", "prints")
-    for name in (*read_as_fetched, "plain", "refreshes"):
+    for name in (*read_as_fetched, "plain", "refreshes", "leaves"):
         item = paths[("hostile.example", f"/pages/{name}.html")]
         assert not item.get("render_failed"), (name, item.get("render_failed"))
         text = " ".join("".join(block["text"]) for block in item["texts"])
         assert "Paragraph 7 of the harbour story" in text, name
     assert not any("/p999" in item["url"] or "/elsewhere" in item["url"] for item in items)
     assert re.search(r"navigates.html: its script navigated to \S+/elsewhere: not followed", log)
+    assert "leaves.html: its meta refresh leads off the site to http://elsewhere.invalid" in log
+    assert not re.search(r"(GET|Rendering \S+:) http://elsewhere\.invalid", log)
     # A script that navigates while the page is parsed stops the parser: the render fails
     # at once, not at its bound, and the page is read from its raw HTML.
     redirects = paths[("hostile.example", "/pages/redirects.html")]

@@ -10,10 +10,13 @@ the site is refused before its capture becomes a page item. Each refusal is coun
 
 The spider says which URLs stay on a request's site (its ``stays_on_site(meta, url)``).
 
-A page whose ``<meta http-equiv="refresh">`` names the page itself (a live page reloading
-every minute) is read as it is: Scrapy's meta refresh middleware takes any refresh of
-under ``METAREFRESH_MAXDELAY`` seconds for a redirect, and a redirect to the URL just
-fetched is then a duplicate request, dropped without a word: the page was lost.
+Scrapy's meta refresh middleware takes any ``<meta http-equiv="refresh">`` of under
+``METAREFRESH_MAXDELAY`` seconds for a redirect, and makes a new request of it, past the
+checks above. Here two such refreshes are not followed, the page read as it is: one that
+names the page itself (a live page reloading every minute: as a request to the URL just
+fetched it was a duplicate, dropped without a word, and the page was lost), and one that
+leaves the site (as a script's navigation is not followed in the browser; the crawler
+fetched the other host's robots.txt and page).
 """
 
 from __future__ import annotations
@@ -66,27 +69,30 @@ class OffsiteRedirectMiddleware:
         raise IgnoreRequest(f"redirected off the site to {target}")
 
 
-class SelfRefreshMiddleware(MetaRefreshMiddleware):
-    """Scrapy's meta refresh middleware, but for a refresh that names the page itself:
-    that page is read as it is (see the module doc)."""
+class SiteMetaRefreshMiddleware(MetaRefreshMiddleware):
+    """Scrapy's meta refresh middleware, but for a refresh that names the page itself or
+    leaves the site: that page is read as it is (see the module doc)."""
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Request | Response:
-        if isinstance(response, HtmlResponse) and _refreshes_itself(
-            request, response, self._ignore_tags
-        ):
+        if not isinstance(response, HtmlResponse):
+            return super().process_response(request, response)  # Scrapy's takes no spider
+        _, url = get_meta_refresh(response, ignore_tags=self._ignore_tags)
+        if url and _names_itself(url, request, response):
             logger.debug("%s: its meta refresh reloads the page itself: read as it is",
                          response.url)  # fmt: skip
             return response
-        return super().process_response(request, response)  # Scrapy's takes no spider
+        stays = getattr(self.crawler.spider, "stays_on_site", None)
+        if url and stays is not None and not stays(request.meta, url):
+            logger.info("%s: its meta refresh leads off the site to %s: not followed (the "
+                        "page fetched is read)", response.url, url[:300])  # fmt: skip
+            return response
+        return super().process_response(request, response)
 
 
-def _refreshes_itself(request: Request, response: HtmlResponse, ignore_tags: list[str]) -> bool:
-    """Whether the page's meta refresh names the page's own URL: as fetched, as requested,
-    or as asked before an HTTP redirect (its fragment aside)."""
-    _, url = get_meta_refresh(response, ignore_tags=ignore_tags)
-    if not url:
-        return False
+def _names_itself(url: str, request: Request, response: Response) -> bool:
+    """Whether ``url`` is the page's own: as fetched, as requested, or as asked before an
+    HTTP redirect (its fragment aside)."""
     fetched = [response.url, request.url, *request.meta.get("redirect_urls", [])]
     return canonicalize_url(url) in {canonicalize_url(own) for own in fetched}
