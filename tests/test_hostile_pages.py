@@ -143,9 +143,9 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
     hostile_pages = {path for site, path in paths if site == "hostile.example"}
     assert {f"/pages/{name}.html" for name in SCRIPTS} <= hostile_pages
     # Scripts that navigate, reload or write the address bar change nothing that is read;
-    # nor does a meta refresh that reloads the page (Scrapy took it for a redirect to the
-    # URL just fetched, a duplicate request dropped without a word) or leaves the site
-    # (Scrapy's request went to the other host).
+    # nor does a meta refresh that reloads the page (to Scrapy a redirect to the URL just
+    # fetched, a duplicate request dropped without a word) or leaves the site (to Scrapy a
+    # request to the other host).
     read_as_fetched = ("navigates", "reloads", "history", "windows", "dialogs", "prints")
     for name in (*read_as_fetched, "plain", "refreshes", "leaves"):
         item = paths[("hostile.example", f"/pages/{name}.html")]

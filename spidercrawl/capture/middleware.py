@@ -18,9 +18,9 @@ and fell back to their raw HTML; their document was there in a third of a second
 A document whose loading stops before it is parsed never sends ``DOMContentLoaded``: a
 script that navigates while the page is parsed (a redirect in the head), whose navigation
 the crawl aborts (``capture/render_watch.py``), stops the parser. Waited for in the
-navigation, such a page held its render for the whole ``RENDER_TIMEOUT``; the wait in the
-page sees it at once, and the render fails (:class:`DocumentNotParsedError`): the page is read
-from its raw HTML.
+navigation, such a page would hold its render for the whole ``RENDER_TIMEOUT``; the wait
+in the page sees it at once, and the render fails (:class:`DocumentNotParsedError`): the
+page is read from its raw HTML.
 """
 
 from __future__ import annotations

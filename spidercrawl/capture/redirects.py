@@ -13,10 +13,10 @@ The spider says which URLs stay on a request's site (its ``stays_on_site(meta, u
 Scrapy's meta refresh middleware takes any ``<meta http-equiv="refresh">`` of under
 ``METAREFRESH_MAXDELAY`` seconds for a redirect, and makes a new request of it, past the
 checks above. Here two such refreshes are not followed, the page read as it is: one that
-names the page itself (a live page reloading every minute: as a request to the URL just
-fetched it was a duplicate, dropped without a word, and the page was lost), and one that
-leaves the site (as a script's navigation is not followed in the browser; the crawler
-fetched the other host's robots.txt and page).
+names the page itself (a live page reloading every minute: a request to the URL just
+fetched is a duplicate, which Scrapy's filter drops without a word, and with it the
+page), and one that leaves the site (followed, it would send the crawler to any host, as
+a script's navigation, not followed in the browser, would).
 """
 
 from __future__ import annotations
