@@ -188,6 +188,10 @@ def test_the_readers_of_access_and_reservations() -> None:
         "FOR SUBSCR\u0130BERS ONLY"
     ]
     assert page_prompts([], "<p>Free to read, unlimited, no subscription</p>") == []
+    # A script's end is found where it is in a page whose letters lower case lengthens
+    # (a Turkish capital dotted I is two characters lowered): the prompt after it whole.
+    turkish = "<p>\u0130stanbul \u0130zmir</p>" * 20 + "<script>var a;</script>"
+    assert page_prompts([], turkish + "<div>Subscribers only</div>") == ["Subscribers only"]
     # An agent named before directives owns them, up to the next agent.
     header = "googlebot: noindex, GPTBot: noai, nofollow"
     assert robots_directives(header) == set()

@@ -74,6 +74,11 @@ _HEADER_MARKS = (
 )
 HEADER_NAMES = tuple(name for name, _ in _HEADER_MARKS)  # the headers that name a wall
 _INVISIBLE_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE)
+# Each one's end tag, searched in the page as it is (a page lowered first took longer).
+_INVISIBLE_END = {
+    name: re.compile(f"</{name}", re.IGNORECASE)
+    for name in ("script", "style", "noscript", "template")
+}
 _TAG = re.compile(r"<[^<>]*>")  # not "[^>]*": linear on "<a<a<a..." never closed
 
 
@@ -140,14 +145,13 @@ def visible_words(html: str) -> int:
 def visible_text(html: str) -> str:
     """``html``'s text outside scripts and styles, a line per run between tags (a quick
     read, no parse; linear: an element never closed hides the rest of the page)."""
-    lowered = html.lower()
     parts, position = [], 0
     while (start := _INVISIBLE_START.search(html, position)) is not None:
         parts.append(html[position : start.start()])
-        end = lowered.find(f"</{start.group(1).lower()}", start.end())
-        if end < 0:
+        end = _INVISIBLE_END[start.group(1).lower()].search(html, start.end())
+        if end is None:
             position = len(html)
             break
-        position = end + 1
+        position = end.start() + 1
     parts.append(html[position:])
     return _TAG.sub("\n", " ".join(parts))
