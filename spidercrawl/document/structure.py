@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from html import escape
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import lxml.html
 
@@ -310,42 +310,52 @@ def element_paragraphs(
     buffer: list[str] = []
     context: list[_Context] = [_Context()]
 
-    def flush() -> Iterator[Paragraph]:
+    def flush() -> Paragraph | None:
+        """The paragraph of the text gathered since a block began or ended, if any."""
+        if not buffer:
+            return None
         raw = "".join(buffer)
-        text = _normalise_space(raw)
         buffer.clear()
-        if text:
-            c = context[-1]
-            code = raw.strip("\n") if c.kind == "pre" else ""
-            yield Paragraph(text, c.kind, c.group, c.quote, c.depth, c.table, c.row, c.cell, code)
+        text = _normalise_space(raw)
+        if not text:
+            return None
+        c = context[-1]
+        code = raw.strip("\n") if c.kind == "pre" else ""
+        return Paragraph(text, c.kind, c.group, c.quote, c.depth, c.table, c.row, c.cell, code)
 
-    # Events: ("open", el) / ("close", el) / ("text", str), produced without recursion.
-    stack: list[tuple[str, object]] = [("open", root)]
+    # The walk's stack, without recursion: a text to gather, an element to open, or the end
+    # of a block element (an inline element's end changes nothing). Its items are told
+    # apart by type: a page's walk pushes one for each element and text.
+    stack: list[Any] = [root]
     while stack:
-        event, value = stack.pop()
-        if event == "text":
-            buffer.append(value)  # type: ignore[arg-type]
+        item = stack.pop()
+        if isinstance(item, str):
+            buffer.append(item)
             continue
-        element: lxml.html.HtmlElement = value  # type: ignore[assignment]
-        tag = element.tag if isinstance(element.tag, str) else ""
-        is_block = tag in BLOCK_TAGS
-        if event == "close":
-            if is_block:
-                yield from flush()
-                context.pop()
+        if item is _BLOCK_END:
+            if (paragraph := flush()) is not None:
+                yield paragraph
+            context.pop()
             continue
-        if is_block:
-            yield from flush()
+        element: lxml.html.HtmlElement = item
+        tag = element.tag
+        if isinstance(tag, str) and tag in BLOCK_TAGS:
+            if (paragraph := flush()) is not None:
+                yield paragraph
             context.append(_block_context(tag, context[-1]))
-        stack.append(("close", element))
+            stack.append(_BLOCK_END)
         own_text = element not in pass_through
         for child in reversed(element):
-            if child.tail and own_text:
-                stack.append(("text", child.tail))
+            if own_text and (tail := child.tail):
+                stack.append(tail)
             if isinstance(child.tag, str) and (keep is None or child in keep):
-                stack.append(("open", child))
-        if element.text and own_text:
-            stack.append(("text", element.text))
+                stack.append(child)
+        if own_text and (text := element.text):
+            stack.append(text)
+
+
+# The end of a block element, on element_paragraphs' stack.
+_BLOCK_END = object()
 
 
 class _Context(NamedTuple):
