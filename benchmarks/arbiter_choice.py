@@ -3,10 +3,12 @@
     python benchmarks/arbiter_choice.py [--datasets ../shared/datasets] [--extra DIR ...]
         [--cache readers.jsonl] [--jobs 2]
 
-Every reader (text density, readability-lxml, trafilatura and its recall reading) reads
-every dev page once (kept in ``--cache``: a second run only decides). Then each setting of
-a grid of :class:`~spidercrawl.extract.decision.DecisionSettings` is run through
-:func:`~spidercrawl.extract.decision.arbitrate` on every page and scored: site datasets by
+Every reader (text density, readability-lxml, trafilatura and its recall reading, and
+resiliparse, the witness between the peers) reads every dev page once (kept in
+``--cache``: a second run only decides). Then each setting of a grid of
+:class:`~spidercrawl.extract.decision.DecisionSettings` (the witnesses off or on among
+them) is run through :func:`~spidercrawl.extract.decision.arbitrate` on every page and
+scored: site datasets by
 word-level LCS F1 over all pages (an empty article scores 0; the article body, without the
 headline), snippet datasets as trafilatura's project scores its benchmark. For each dataset
 held out, the setting with the best mean gain over trafilatura on the others is chosen and
@@ -56,6 +58,7 @@ from spidercrawl.extract.readers import (  # noqa: E402
     PEER_FACTORIES,
     PEER_VARIANTS,
     READABILITY,
+    RESILIPARSE,
     TRAFILATURA,
     TRAFILATURA_RECALL,
     PageReadings,
@@ -64,7 +67,7 @@ from spidercrawl.extract.readers import (  # noqa: E402
 from spidercrawl.snapshot import SiteSnapshot, find_site_dirs, is_site_dir  # noqa: E402
 from spidercrawl.text import tokenize  # noqa: E402
 
-READERS = (DENSITY, READABILITY, TRAFILATURA, TRAFILATURA_RECALL)
+READERS = (DENSITY, READABILITY, TRAFILATURA, TRAFILATURA_RECALL, RESILIPARSE)
 
 
 @dataclass
@@ -130,7 +133,7 @@ def read_page(task: PageTask) -> dict:
     texts = {
         DENSITY: extract_html(data, task.url, raw_consensus=False, headline_in_text=False)["text"]
     }
-    for name in (READABILITY, TRAFILATURA, TRAFILATURA_RECALL):
+    for name in (READABILITY, TRAFILATURA, TRAFILATURA_RECALL, RESILIPARSE):
         try:
             texts[name] = _readers[name](html)
         except Exception:  # a reader that fails gives no article, as in the product
@@ -139,19 +142,27 @@ def read_page(task: PageTask) -> dict:
             "markers": list(markup_evidence(html).markers)}  # fmt: skip
 
 
+# The witnesses against trafilatura's reading on today's markup: off, or the agreement of
+# readability's and resiliparse's readings that outvotes it.
+WITNESSES = (None, 0.75, 0.85)
+
+
 def grid() -> list[DecisionSettings]:
     markers = [("viewport", "json-ld", "lazy images"), ("viewport",), None]
     settings = []
-    for marks, agreement, agreeing, lead, modern in itertools.product(
+    for marks, agreement, agreeing, lead, modern, witness in itertools.product(
         markers, (0.7, 0.8, 0.9, 1.01), (READABILITY, DENSITY), (0.0, 0.1, 0.3),
-        (None, 0.1, 0.3, 0.5),
+        (None, 0.1, 0.3, 0.5), WITNESSES,
     ):  # fmt: skip
-        if marks is None and modern is not None:
+        if marks is None and (modern is not None or witness is not None):
+            continue
+        if modern is not None and witness is not None:  # the witnesses act on None alone
             continue
         settings.append(
             DecisionSettings(
                 older_agreement=agreement, older_agreeing_reader=agreeing,
                 older_traf_lead=lead, modern_traf_lead=modern, markers=marks,
+                witness_agreement=witness,
             )
         )  # fmt: skip
     return settings
