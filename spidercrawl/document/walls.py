@@ -74,7 +74,8 @@ _HEADER_MARKS = (
 )
 HEADER_NAMES = tuple(name for name, _ in _HEADER_MARKS)  # the headers that name a wall
 _INVISIBLE_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE)
-# Each one's end tag, searched in the page as it is (a page lowered first took longer).
+# Each one's end tag, searched in the page as it is: positions in a lowered copy are not
+# the page's where lower case lengthens a letter (a capital dotted I), and the copy costs.
 _INVISIBLE_END = {
     name: re.compile(f"</{name}", re.IGNORECASE)
     for name in ("script", "style", "noscript", "template")
