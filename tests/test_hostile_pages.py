@@ -131,7 +131,7 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
         proc = crawl_sites(
             sites, tmp_path / "pages.jsonl",
             "RENDER_PAGES_PER_CONTEXT=3", "RENDER_TIMEOUT=10", "RENDER_LOAD_WAIT=1",
-            "DOWNLOAD_TIMEOUT=5", "RETRY_TIMES=0", "RENDER_SLOW_LOG=3",
+            "DOWNLOAD_TIMEOUT=5", "RETRY_TIMES=0", "RENDER_SLOW_LOG=8",
         )  # fmt: skip
         _, log = proc.communicate(timeout=280)
         seconds = time.monotonic() - started
@@ -162,6 +162,8 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
     assert "before its document was parsed" in redirects["render_failed"]
     assert "Paragraph 7" in redirects["rendered_html"]
     assert not re.search(r"redirects\.html.*(Timeout|stopped \(no render)", log)
+    # A render held to its bound (10 s) is logged as slow at 8 s; one that fails at once
+    # is not, even when the suite's load slows the browser for a few seconds.
     assert not re.search(r"Still rendering \S+/redirects\.html", log)
     # A script that never yields: read from its raw HTML within the render's bound.
     busy = paths[("hostile.example", "/pages/busy.html")]
