@@ -205,3 +205,8 @@ def test_hostile_markup_is_read_in_bounded_time() -> None:
         page_prompts([], hostile)
         recognise_wall(200, {}, "<title>Just a moment...</title>" + hostile)
         assert time.monotonic() - started < 10.0
+    # A tag name with letters that match "script" only outside ASCII is no script: the
+    # text after it is read (and reading it raises nothing).
+    for name in ("\u017fcript", "scr\u0130pt", "\u017ftyle"):
+        page = f"<{name}>var a;</{name}><p>Subscribers only</p>"
+        assert page_prompts([], page) == ["Subscribers only"], name

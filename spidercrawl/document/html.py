@@ -415,7 +415,8 @@ def _without_floods(text: Markup) -> Markup:
 # a few hundredths of a second). libxml2 parses them in linear time.
 MAX_LEXBOR_OPTIONS = 2_000
 # Searched in the page as it is: a lowered copy of a whole page costs more than the search.
-_LIST_OPTION = re.compile(r"<opt(?:ion|group)", re.IGNORECASE)
+# Case-blind in ASCII only, as tag names are.
+_LIST_OPTION = re.compile(r"<opt(?:ion|group)", re.IGNORECASE | re.ASCII)
 
 
 def lexbor_hazard(text: str) -> str:

@@ -73,11 +73,13 @@ _HEADER_MARKS = (
     ("x-datadome", "DataDome captcha"),
 )
 HEADER_NAMES = tuple(name for name, _ in _HEADER_MARKS)  # the headers that name a wall
-_INVISIBLE_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE)
+# Tag names are case-blind in ASCII only, as a browser reads them: a long s or a capital
+# dotted I makes no ``<script>`` (and no name outside the table below).
+_INVISIBLE_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE | re.ASCII)
 # Each one's end tag, searched in the page as it is: positions in a lowered copy are not
 # the page's where lower case lengthens a letter (a capital dotted I), and the copy costs.
 _INVISIBLE_END = {
-    name: re.compile(f"</{name}", re.IGNORECASE)
+    name: re.compile(f"</{name}", re.IGNORECASE | re.ASCII)
     for name in ("script", "style", "noscript", "template")
 }
 _TAG = re.compile(r"<[^<>]*>")  # not "[^>]*": linear on "<a<a<a..." never closed
