@@ -55,6 +55,45 @@ def test_a_saved_model_loads_and_extracts_as_it_did(tmp_path, fitted) -> None:
         assert all(name.endswith(".npy") for name in archive.namelist())
 
 
+READ_WITH_SAVED_MODELS = """
+import json, sys
+from scrapy.utils.misc import load_object
+from spidercrawl import settings
+from spidercrawl.learn.model import SiteModel
+
+for table in ("EXTENSIONS", "DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES"):
+    for path in getattr(settings, table):
+        load_object(path)
+load_object("spidercrawl.spiders.news.NewsSpider")
+page = json.loads(open(sys.argv[1]).read())
+texts = [SiteModel.load(folder).extract(page).text for folder in sys.argv[2:]]
+learning = sorted(name for name in sys.modules if name.split(".")[0] == "sklearn")
+print(json.dumps({"texts": texts, "learning": learning}))
+"""
+
+
+def test_a_crawl_reads_with_saved_models_without_the_learning_libraries(tmp_path, fitted) -> None:
+    """A crawl process loads its components and reads pages with saved models (a site's and
+    the cross-site one) without importing scikit-learn, which only learning needs: it was a
+    second of every crawl process's start."""
+    fitted.save(tmp_path / "site")
+    page = post_page(60)
+    (tmp_path / "page.json").write_text(json.dumps(page))
+    result = subprocess.run(
+        [sys.executable, "-c", READ_WITH_SAVED_MODELS, str(tmp_path / "page.json"),
+         str(tmp_path / "site"), str(PROJECT_ROOT / "models" / "_cross_site")],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    read = json.loads(result.stdout.splitlines()[-1])
+    assert read["learning"] == []
+    assert read["texts"][0] == fitted.extract(page).text and read["texts"][0]
+    assert (
+        read["texts"][1]
+        == SiteModel.load(PROJECT_ROOT / "models" / "_cross_site").extract(page).text
+    )
+
+
 def test_a_pickled_model_folder_is_never_loaded(tmp_path, caplog) -> None:
     marker = tmp_path / "pwned"
     folder = tmp_path / "models" / "evil.example"
@@ -122,7 +161,7 @@ def test_a_model_whose_parts_do_not_fit_is_refused(tmp_path, fitted) -> None:
     import copy
 
     damaged = copy.deepcopy(fitted)
-    damaged.svm_.coef_ = np.zeros((1, 3))
+    damaged.weights_.coef = np.zeros(3)
     damaged.save(tmp_path / "site")
     with pytest.raises(LearningError, match="classifier weights"):
         SiteModel.load(tmp_path / "site")

@@ -21,7 +21,7 @@ def test_blocks_with_no_known_feature_name_get_float_margins() -> None:
 
     known = page_blocks(post_page(1), densities=False)
     vectorizer = BlockVectorizer(groups=("tag_path", "text")).fit(known)
-    width = len(vectorizer.discrete_.vocabulary_) + len(vectorizer.scaler_.mean_)
+    width = vectorizer.width
     stranger = PageBuilder()
     stranger.add([("table", "", ())], "td", sentence(random.Random(3), 20), {})
     blocks = page_blocks(stranger.page(1, "t", "d"), densities=False)
@@ -37,7 +37,7 @@ def test_a_site_model_that_raises_hands_every_page_to_the_next_extractor(tmp_pat
     run(pipeline, first)  # learns the site's model
     state = pipeline.sites[SITE]
     assert state.model is not None
-    state.model.svm_.coef_ = np.zeros((1, 2))  # damaged: too few weights for its features
+    state.model.weights_.coef = np.zeros(2)  # damaged: too few weights for its features
     rules = state.model.extraction_rules()
     for layout in getattr(rules, "layouts", None) or [rules]:
         layout.parts_ = [None]  # damaged: the parser, which cuts a rendered page first

@@ -52,9 +52,9 @@ def comment_page(seed: int) -> PageBuilder:
 def test_class_words_features_keep_only_the_given_words() -> None:
     blocks = page_blocks(comment_page(0).page(0, "A post", ""))
     vectorizer = BlockVectorizer(("class_words",), frozenset({"comment", "entry"})).fit(blocks)
-    assert set(vectorizer.discrete_.feature_names_) == {"inside:entry", "inside:comment"}
+    assert set(vectorizer.feature_names()) == {"inside:entry", "inside:comment"}
     matrix = vectorizer.transform(blocks).toarray()
-    names = vectorizer.discrete_.feature_names_
+    names = vectorizer.feature_names()
     post_paragraph = 4  # after four menu links
     assert matrix[post_paragraph, names.index("inside:entry")] == 1
     assert matrix[post_paragraph, names.index("inside:comment")] == 0

@@ -23,8 +23,6 @@ from sklearn.cluster import DBSCAN
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import normalize
 
-CLUSTER_GROUPS = ("css", "tag_path", "template")
-
 
 def knee_eps(distances: np.ndarray, floor: float = 1e-3) -> float:
     """The distance at the knee of the sorted curve: farthest point below its chord."""

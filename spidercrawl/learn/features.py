@@ -20,6 +20,10 @@ Groups (``FEATURE_GROUPS``):
 Discrete values are one-hot over a vocabulary fitted on the site (``DictVectorizer``);
 continuous ones are standardised (``StandardScaler``). ``CROSS_SITE_GROUPS`` are those whose
 meaning carries from one site to another (no whole ids or class names, only common words).
+
+A fitted vectorizer keeps only plain data (the vocabulary, the means and scales), and
+scikit-learn and SciPy are imported where a model learns or a matrix is made: a crawl that
+reads pages with a saved model never loads them (a second of every crawl process's start).
 """
 
 from __future__ import annotations
@@ -28,16 +32,17 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.feature_extraction import DictVectorizer
-from sklearn.preprocessing import StandardScaler
 
 from spidercrawl.document.blocks import DENSITY_FEATURES, Block, template_path
 
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
 FEATURE_GROUPS = ("text", "tag_path", "selector", "css", "geometry", "density")
+CLUSTER_GROUPS = ("css", "tag_path", "template")  # what DBSCAN groups a site's blocks by
 CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic", "class_words")
 # CSS properties whose values mean the same on any site (no colours, no font names).
 GENERIC_CSS = ("font-size", "font-weight", "font-style", "text-align", "display", "float")
@@ -133,8 +138,11 @@ def _inside_features(ancestors: tuple[str, ...], class_words: frozenset[str]) ->
     return tuple(names)
 
 
-class BlockVectorizer(TransformerMixin, BaseEstimator):
-    """Blocks -> sparse feature matrix; the vocabulary and scaling are fitted on one site.
+class BlockVectorizer:
+    """Blocks -> feature matrix or a linear model's margins; the vocabulary and scaling are
+    fitted on one site (scikit-learn's ``DictVectorizer`` and ``StandardScaler``, kept as
+    their plain results: ``vocabulary_`` a column per feature name, ``mean_`` and
+    ``scale_`` of the continuous features, None where the groups have none).
 
     ``class_words``: the id/class words the ``class_words`` group looks for.
     """
@@ -151,23 +159,50 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
         if unknown or not self.groups:
             raise ValueError(f"feature groups must be among {sorted(known)}: {self.groups}")
 
-    def fit(self, blocks: Iterable[Block], y: object = None) -> BlockVectorizer:
+    def fit(self, blocks: Iterable[Block]) -> BlockVectorizer:
+        from sklearn.feature_extraction import DictVectorizer
+        from sklearn.preprocessing import StandardScaler
+
         self._check_groups()
         blocks = list(blocks)
-        self.discrete_ = DictVectorizer(sparse=True).fit(
+        discrete = DictVectorizer(sparse=True).fit(
             [_discrete(b, self.groups, self.class_words) for b in blocks]
         )
+        self.vocabulary_ = {name: int(column) for name, column in discrete.vocabulary_.items()}
         continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
-        self.scaler_ = StandardScaler().fit(continuous) if continuous.shape[1] else None
+        self.mean_: np.ndarray | None = None
+        self.scale_: np.ndarray | None = None
+        if continuous.ndim == 2 and continuous.shape[1]:
+            scaler = StandardScaler().fit(continuous)
+            self.mean_, self.scale_ = scaler.mean_, scaler.scale_
         return self
 
+    def fit_transform(self, blocks: Iterable[Block]) -> sp.csr_matrix:
+        blocks = list(blocks)
+        return self.fit(blocks).transform(blocks)
+
+    def feature_names(self) -> list[str]:
+        """The discrete features' names in column order."""
+        return sorted(self.vocabulary_, key=self.vocabulary_.__getitem__)
+
+    @property
+    def width(self) -> int:
+        """The number of features: the vocabulary's columns, then the continuous ones."""
+        return len(self.vocabulary_) + (0 if self.mean_ is None else len(self.mean_))
+
     def transform(self, blocks: Iterable[Block]) -> sp.csr_matrix:
+        import scipy.sparse as sp
+
         blocks = list(blocks)
         parts = [self._one_hot(blocks)]
-        if self.scaler_ is not None:
-            continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
-            parts.append(sp.csr_matrix(self.scaler_.transform(continuous.reshape(len(blocks), -1))))
+        if self.mean_ is not None:
+            parts.append(sp.csr_matrix(self._scaled(blocks)))
         return sp.hstack(parts, format="csr")
+
+    def _scaled(self, blocks: Sequence[Block]) -> np.ndarray:
+        """The blocks' continuous features, standardised as on the training blocks."""
+        continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
+        return (continuous.reshape(len(blocks), len(self.mean_)) - self.mean_) / self.scale_
 
     def linear_decision(
         self, blocks: Sequence[Block], coef: np.ndarray, intercept: float
@@ -178,33 +213,33 @@ class BlockVectorizer(TransformerMixin, BaseEstimator):
         matrix and sklearn's checks were a fifth of a never-seen page's extraction."""
         columns, row_starts = self._columns(blocks)
         rows = np.repeat(np.arange(len(blocks)), np.diff(row_starts))
-        discrete_weights = coef[: len(self.discrete_.vocabulary_)]
+        discrete_weights = coef[: len(self.vocabulary_)]
         # float always: with no known feature name the weights are empty and bincount
         # would return integers, which the continuous part cannot be added to in place
         scores = np.bincount(rows, weights=discrete_weights[columns], minlength=len(blocks)).astype(
             float, copy=False
         )
-        if self.scaler_ is not None:
-            continuous = np.array([_continuous(b, self.groups) for b in blocks], dtype=float)
-            scaled = (continuous - self.scaler_.mean_) / self.scaler_.scale_
-            scores += scaled @ coef[len(discrete_weights) :]
+        if self.mean_ is not None:
+            scores += self._scaled(blocks) @ coef[len(discrete_weights) :]
         return scores + intercept
 
     def _one_hot(self, blocks: Sequence[Block]) -> sp.csr_matrix:
         """The discrete features over the fitted vocabulary (``DictVectorizer.transform``'s
         matrix, every value 1, unknown names left out), built straight as CSR: the
         vectorizer's general path was a quarter of a never-seen page's extraction time."""
+        import scipy.sparse as sp
+
         columns, row_starts = self._columns(blocks)
         return sp.csr_matrix(
             (np.ones(len(columns)), columns, row_starts),
-            shape=(len(blocks), len(self.discrete_.vocabulary_)),
+            shape=(len(blocks), len(self.vocabulary_)),
         )
 
     def _columns(self, blocks: Sequence[Block]) -> tuple[np.ndarray, np.ndarray]:
         """The vocabulary columns of each block's discrete features, in CSR layout: all
         columns in row order, and where each block's run of them starts (one more entry
         than blocks). Names the vocabulary does not know are left out."""
-        vocabulary = self.discrete_.vocabulary_
+        vocabulary = self.vocabulary_
         columns: list[int] = []
         row_starts = [0]
         for block in blocks:

@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.cluster import AgglomerativeClustering
 
 from spidercrawl.document.blocks import block_text
 from spidercrawl.learn.parser import stable
@@ -105,7 +104,10 @@ def _clusters(
     pages: Sequence[Mapping[str, Any]], threshold: float
 ) -> tuple[list[list[int]], np.ndarray]:
     """The pages (by index) clustered by average linkage of their signatures' similarity,
-    and the similarity matrix."""
+    and the similarity matrix. (scikit-learn is imported here, where a site learns: a
+    crawl that only asks whether it is ready to learn starts without it.)"""
+    from sklearn.cluster import AgglomerativeClustering
+
     matrix = similarity_matrix(pages)
     labels = AgglomerativeClustering(
         n_clusters=None,

@@ -5,10 +5,15 @@ by relevance to each page's description (:class:`AutoLabeler`), and trains a lin
 with balanced class weights on those labels. ``extract(page)`` then returns the article
 of any page of that site. ``save(folder)`` / ``SiteModel.load(folder)`` keep it under
 ``models/<site>/`` with its parameters, training statistics, a version and a date.
+
+A model in use is plain data (a vocabulary, scales, the SVM's weights): scikit-learn and
+the clustering, labelling and layout modules are imported where a model learns, so a
+crawl that only reads pages with saved models starts without them.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import logging
 import math
@@ -17,17 +22,13 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.feature_extraction import DictVectorizer
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import LinearSVC
 
 from spidercrawl.document.blocks import (
     PARAGRAPH_CHARS,
@@ -41,10 +42,9 @@ from spidercrawl.document.language import confirmed_language, declared_language
 from spidercrawl.document.selectors import SelectorPath, Step, path_css
 from spidercrawl.files import write_json_atomically
 from spidercrawl.learn import model_file
-from spidercrawl.learn.cluster import CLUSTER_GROUPS, BlockClusterer
 from spidercrawl.learn.consensus_labels import LABEL_SOURCES, consensus_labels
 from spidercrawl.learn.container import fit_container, inside_container
-from spidercrawl.learn.features import FEATURE_GROUPS, BlockVectorizer
+from spidercrawl.learn.features import CLUSTER_GROUPS, FEATURE_GROUPS, BlockVectorizer
 from spidercrawl.learn.labeling import AutoLabeler, NoContentClusterError
 from spidercrawl.learn.layouts import group_layouts
 from spidercrawl.learn.parser import ParserPart, check_parts, check_template_lines
@@ -56,9 +56,10 @@ logger = logging.getLogger(__name__)
 MAX_LAYOUTS = 6  # layouts a site model keeps as templates come (the oldest go first)
 
 # 4: template texts, nested blocks; 5: container_; 6: class_words; 7: tag_paths_;
-# 8: stored as arrays and JSON (model.npz), never as a pickle.
+# 8: stored as arrays and JSON (model.npz), never as a pickle; 10: plain weights and
+# scales, no scikit-learn objects.
 SVM_MAX_ITER = 5000  # liblinear iterations; a stop short of them is logged, not fatal
-MODEL_FORMAT = 9  # older saved models are relearned
+MODEL_FORMAT = 10  # older saved models are relearned
 MODEL_FILE = "model.npz"
 META_FILE = "model.json"
 PICKLED_MODEL_FILE = "model.joblib"  # the older format: never loaded (a pickle runs code)
@@ -67,6 +68,15 @@ VERSION_PATTERN = re.compile(r"\d{8}T\d{6}Z\Z")  # a model's version: its UTC cr
 
 class LearningError(ValueError):
     """The pages cannot teach a model (no blocks, one class only, no content cluster)."""
+
+
+@dataclass
+class LinearWeights:
+    """A linear classifier as it is used: a block's margin is its features times ``coef``
+    plus ``intercept`` (content above 0). Learned by scikit-learn's ``LinearSVC``."""
+
+    coef: np.ndarray  # one weight per feature, in the vectorizer's column order
+    intercept: float
 
 
 def fill_gaps(blocks: Sequence[Block], is_content: np.ndarray, max_gap: int) -> np.ndarray:
@@ -334,7 +344,7 @@ def article_mask(
     return continued | (take_runs(blocks, continued) & own)
 
 
-class SiteModel(BaseEstimator):
+class SiteModel:
     """Learn one site's article blocks from its pages; extract articles of its pages."""
 
     labels = "relevance"  # what a model saved before the parameter existed was taught by
@@ -369,9 +379,24 @@ class SiteModel(BaseEstimator):
             raise ValueError(f"labels must be one of {LABEL_SOURCES}, got {labels!r}")
         self.labels = labels  # the training labels' source (learn/consensus_labels.py)
 
+    def get_params(self) -> dict[str, Any]:
+        """The model's parameters (its constructor's arguments) by name."""
+        names = inspect.signature(SiteModel.__init__).parameters
+        return {name: getattr(self, name) for name in sorted(names) if name != "self"}
+
+    def __repr__(self) -> str:
+        changed = {
+            name: value
+            for name, value in self.get_params().items()
+            if value != inspect.signature(SiteModel.__init__).parameters[name].default
+        }
+        return f"SiteModel({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+
     # -- learning ---------------------------------------------------------------------------
     def auto_label(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
         """The site's blocks and their automatic content labels (steps 2 and 3)."""
+        from spidercrawl.learn.cluster import BlockClusterer
+
         blocks = [b for number, page in enumerate(pages) for b in page_blocks(page, number)]
         if not blocks:
             raise LearningError("the pages have no text blocks")
@@ -563,13 +588,16 @@ class SiteModel(BaseEstimator):
         started: float | None = None,
     ) -> SiteModel:
         """Train the SVM on given labels (the cross-site model pools several sites' labels)."""
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.svm import LinearSVC
+
         started = time.perf_counter() if started is None else started
         labels = np.asarray(labels, dtype=bool)
         if labels.all() or not labels.any():
             raise LearningError("the labels hold one class only: nothing to tell apart")
         self.vectorizer_ = BlockVectorizer(self.feature_groups, self.class_words).fit(blocks)
         features = self.vectorizer_.transform(blocks)
-        self.svm_ = LinearSVC(
+        svm = LinearSVC(
             C=self.C, class_weight="balanced", random_state=self.random_state, max_iter=SVM_MAX_ITER
         )
         # liblinear stopping short of its tolerance still leaves a usable separation (the
@@ -577,7 +605,7 @@ class SiteModel(BaseEstimator):
         # it is recorded in the model and logged plainly instead.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            self.svm_.fit(features, labels)
+            svm.fit(features, labels)
         converged = True
         for warning in caught:
             if issubclass(warning.category, ConvergenceWarning):
@@ -586,7 +614,8 @@ class SiteModel(BaseEstimator):
                 warnings.warn_explicit(
                     warning.message, warning.category, warning.filename, warning.lineno
                 )
-        predicted = self.svm_.predict(features)
+        self.weights_ = LinearWeights(svm.coef_[0].copy(), float(svm.intercept_[0]))
+        predicted = svm.predict(features)
         content_chars = [
             b.chars for b, is_content in zip(blocks, labels, strict=True) if is_content
         ]
@@ -620,9 +649,7 @@ class SiteModel(BaseEstimator):
         model = self.for_blocks(blocks)
         if model is not self:
             return model.decision(blocks)
-        return self.vectorizer_.linear_decision(
-            blocks, self.svm_.coef_[0], float(self.svm_.intercept_[0])
-        )
+        return self.vectorizer_.linear_decision(blocks, self.weights_.coef, self.weights_.intercept)
 
     def familiarity(self, blocks: Sequence[Block]) -> float:
         """The share of a page's own text in blocks whose tag path occurs on the training
@@ -770,10 +797,10 @@ class SiteModel(BaseEstimator):
                     check_template_lines(getattr(layout_rules, "template_lines_", None))
                 except ValueError as error:
                     need(False, f"a malformed parser ({error})")
-            vectorizer, svm = layout.vectorizer_, layout.svm_
+            vectorizer, weights = layout.vectorizer_, layout.weights_
             need(isinstance(vectorizer, BlockVectorizer), "no block vectorizer")
-            need(isinstance(svm, LinearSVC), "no linear classifier")
-            vocabulary = vectorizer.discrete_.vocabulary_
+            need(isinstance(weights, LinearWeights), "no linear classifier")
+            vocabulary = vectorizer.vocabulary_
             need(isinstance(vocabulary, dict), "no feature vocabulary")
             width = len(vocabulary)
             columns_ok = all(
@@ -781,13 +808,17 @@ class SiteModel(BaseEstimator):
                 for k, v in vocabulary.items()
             )
             need(columns_ok, "a vocabulary column out of range")
-            scaler = vectorizer.scaler_
-            if scaler is not None:
-                need(isinstance(scaler, StandardScaler), "an odd scaler")
-                need(scaler.mean_.shape == scaler.scale_.shape and scaler.mean_.ndim == 1,
-                     "scaler arrays of different shapes")  # fmt: skip
-                width += scaler.mean_.shape[0]
-            need(svm.coef_.shape == (1, width) and svm.intercept_.shape == (1,),
+            mean, scale = vectorizer.mean_, vectorizer.scale_
+            if mean is not None:
+                need(isinstance(mean, np.ndarray) and isinstance(scale, np.ndarray),
+                     "odd scales")  # fmt: skip
+                need(mean.shape == scale.shape and mean.ndim == 1,
+                     "scale arrays of different shapes")  # fmt: skip
+                width += mean.shape[0]
+            else:
+                need(scale is None, "scales without means")
+            need(isinstance(weights.coef, np.ndarray) and weights.coef.shape == (width,)
+                 and isinstance(weights.intercept, float),
                  "classifier weights that do not match its features")  # fmt: skip
 
     @staticmethod
@@ -797,8 +828,8 @@ class SiteModel(BaseEstimator):
 
 def _stored_classes() -> dict[str, type]:
     """The classes a model file may hold objects of (by name); nothing else is made."""
-    classes = (SiteModel, BlockVectorizer, ExtractionRules, LayoutRules, ParserPart, Step,
-               DictVectorizer, StandardScaler, LinearSVC)  # fmt: skip
+    classes = (SiteModel, BlockVectorizer, LinearWeights, ExtractionRules, LayoutRules,
+               ParserPart, Step)  # fmt: skip
     return {cls.__name__: cls for cls in classes}
 
 

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from spidercrawl.text import tokenize
 
@@ -76,6 +75,8 @@ def relevance_scores(
     present = [i for i, reference in enumerate(references) if reference]
     if not present:
         return scores
+    from sklearn.feature_extraction.text import TfidfVectorizer  # where a site learns only
+
     vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True)
     vectorizer.fit([*texts, *{references[i] for i in present}])
     text_vectors = vectorizer.transform([texts[i] for i in present])
