@@ -167,6 +167,51 @@ def test_a_model_whose_parts_do_not_fit_is_refused(tmp_path, fitted) -> None:
         SiteModel.load(tmp_path / "site")
 
 
+def _groups_a_string(model: SiteModel) -> None:
+    model.vectorizer_.groups = "textgeometry"  # "text" in it, as a substring
+
+
+def _a_zero_scale(model: SiteModel) -> None:
+    model.vectorizer_.scale_ = np.zeros_like(model.vectorizer_.scale_)
+
+
+def _a_weight_not_a_number(model: SiteModel) -> None:
+    model.weights_.coef = np.full_like(model.weights_.coef, np.nan)
+
+
+def _means_too_few(model: SiteModel) -> None:
+    model.vectorizer_.mean_ = model.vectorizer_.mean_[:-1]
+
+
+def _no_vocabulary(model: SiteModel) -> None:
+    del model.vectorizer_.vocabulary_
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (_groups_a_string, "feature groups"),
+        (_a_zero_scale, "a scale of zero"),
+        (_a_weight_not_a_number, "classifier weights"),
+        (_means_too_few, "means of another shape"),
+        (_no_vocabulary, "vocabulary_"),
+    ],
+)
+def test_a_model_whose_features_are_damaged_is_refused_when_loaded(
+    tmp_path, fitted, damage, reason
+) -> None:
+    """A model file is data from outside: features that would fail or mislead on every
+    page (a zero scale divides, a group name as a string matches by its letters) are
+    refused when the model is loaded, with the reason."""
+    import copy
+
+    damaged = copy.deepcopy(fitted)
+    damage(damaged)
+    damaged.save(tmp_path / "site")
+    with pytest.raises(LearningError, match=reason):
+        SiteModel.load(tmp_path / "site")
+
+
 @pytest.mark.parametrize("version", ["the victim's path", "../../victim", "[1]", 5])
 def test_a_version_in_model_json_names_no_folder_outside(tmp_path, fitted, version) -> None:
     victim = tmp_path / "victim"

@@ -46,6 +46,9 @@ CLUSTER_GROUPS = ("css", "tag_path", "template")  # what DBSCAN groups a site's 
 CROSS_SITE_GROUPS = ("text", "geometry", "density", "tag_path", "css_generic", "class_words")
 # CSS properties whose values mean the same on any site (no colours, no font names).
 GENERIC_CSS = ("font-size", "font-weight", "font-style", "text-align", "display", "float")
+# How many continuous values each group gives (:func:`_continuous`, in this order).
+CONTINUOUS_WIDTHS = {"text": 5, "geometry": 5, "density": 3 + len(DENSITY_FEATURES)}
+KNOWN_GROUPS = frozenset({*FEATURE_GROUPS, "css_generic", "template", "class_words"})
 _PUNCTUATION = re.compile(r"[.,;:!?\u3002\uff0c\u3001\uff01\uff1f]")  # with CJK ones
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]['\"\u201d\u2019)]?$")
 _DIGIT = re.compile(r"\d")
@@ -154,10 +157,43 @@ class BlockVectorizer:
         self.class_words = class_words
 
     def _check_groups(self) -> None:
-        known = {*FEATURE_GROUPS, "css_generic", "template", "class_words"}
-        unknown = set(self.groups) - known
-        if unknown or not self.groups:
-            raise ValueError(f"feature groups must be among {sorted(known)}: {self.groups}")
+        groups = self.groups
+        if isinstance(groups, str) or not isinstance(groups, (tuple, list)) or not groups:
+            raise ValueError(f"feature groups must be a sequence of names: {groups!r}"[:200])
+        if not all(isinstance(group, str) and group in KNOWN_GROUPS for group in groups):
+            raise ValueError(f"feature groups must be among {sorted(KNOWN_GROUPS)}: {groups}")
+
+    def check(self) -> None:
+        """Raise ValueError where a fitted vectorizer's parts do not fit together (a model
+        file is data from outside): known groups, a vocabulary of columns in range, and
+        finite means and non-zero scales, one per continuous value of the groups."""
+        self._check_groups()
+        if not isinstance(self.class_words, frozenset) or not all(
+            isinstance(word, str) for word in self.class_words
+        ):
+            raise ValueError("its class words are not a set of words")
+        vocabulary = self.vocabulary_
+        if not isinstance(vocabulary, dict):
+            raise ValueError("no feature vocabulary")
+        width = len(vocabulary)
+        if not all(
+            isinstance(k, str) and isinstance(v, int) and 0 <= v < width
+            for k, v in vocabulary.items()
+        ):
+            raise ValueError("a vocabulary column out of range")
+        continuous = sum(CONTINUOUS_WIDTHS.get(group, 0) for group in self.groups)
+        mean, scale = self.mean_, self.scale_
+        if not continuous:
+            if mean is not None or scale is not None:
+                raise ValueError("scales for groups of no continuous values")
+            return
+        for name, values in (("means", mean), ("scales", scale)):
+            if not isinstance(values, np.ndarray) or values.shape != (continuous,):
+                raise ValueError(f"{name} of another shape than its {continuous} values")
+            if values.dtype.kind != "f" or not np.isfinite(values).all():
+                raise ValueError(f"{name} that are not finite numbers")
+        if not np.all(scale):
+            raise ValueError("a scale of zero")
 
     def fit(self, blocks: Iterable[Block]) -> BlockVectorizer:
         from sklearn.feature_extraction import DictVectorizer

@@ -761,7 +761,10 @@ class SiteModel:
                 f"the model in {folder} has format {getattr(model, 'format_', 1)}, "
                 f"not this spidercrawl's {MODEL_FORMAT}"
             )
-        model.check_parts(str(folder))
+        try:
+            model.check_parts(str(folder))
+        except (AttributeError, TypeError) as error:  # a part missing, or of another kind
+            raise LearningError(f"the model in {folder} is damaged: {error}") from error
         if getattr(getattr(model, "rules_", None), "stale_render_decision", False):
             raise LearningError(
                 f"the model in {folder} renders every page by a decision made on raw HTML "
@@ -799,26 +802,15 @@ class SiteModel:
                     need(False, f"a malformed parser ({error})")
             vectorizer, weights = layout.vectorizer_, layout.weights_
             need(isinstance(vectorizer, BlockVectorizer), "no block vectorizer")
+            try:
+                vectorizer.check()
+            except ValueError as error:
+                need(False, f"its features: {error}")
             need(isinstance(weights, LinearWeights), "no linear classifier")
-            vocabulary = vectorizer.vocabulary_
-            need(isinstance(vocabulary, dict), "no feature vocabulary")
-            width = len(vocabulary)
-            columns_ok = all(
-                isinstance(k, str) and isinstance(v, int) and 0 <= v < width
-                for k, v in vocabulary.items()
-            )
-            need(columns_ok, "a vocabulary column out of range")
-            mean, scale = vectorizer.mean_, vectorizer.scale_
-            if mean is not None:
-                need(isinstance(mean, np.ndarray) and isinstance(scale, np.ndarray),
-                     "odd scales")  # fmt: skip
-                need(mean.shape == scale.shape and mean.ndim == 1,
-                     "scale arrays of different shapes")  # fmt: skip
-                width += mean.shape[0]
-            else:
-                need(scale is None, "scales without means")
-            need(isinstance(weights.coef, np.ndarray) and weights.coef.shape == (width,)
-                 and isinstance(weights.intercept, float),
+            coef, intercept = weights.coef, weights.intercept
+            need(isinstance(coef, np.ndarray) and coef.shape == (vectorizer.width,)
+                 and coef.dtype.kind == "f" and bool(np.isfinite(coef).all())
+                 and isinstance(intercept, float) and math.isfinite(intercept),
                  "classifier weights that do not match its features")  # fmt: skip
 
     @staticmethod
