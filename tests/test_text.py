@@ -4,12 +4,13 @@ general pattern finds."""
 from __future__ import annotations
 
 import random
+import unicodedata
 
-from spidercrawl.text import _TOKEN, tokenize, without_invisible
+from spidercrawl.text import _TOKEN, composed, tokenize, without_invisible
 
 
 def _general(text: str) -> list[str]:
-    return _TOKEN.findall(without_invisible(text.casefold()))
+    return _TOKEN.findall(composed(text.casefold()))
 
 
 def test_the_quick_path_finds_the_general_patterns_tokens() -> None:
@@ -42,3 +43,28 @@ def test_a_word_broken_by_soft_hyphens_or_zero_width_spaces_is_one_word() -> Non
     assert tokenize("\ufeffSema\u2060glutid") == ["semaglutid"]
     persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # with a non-joiner
     assert without_invisible(persian) == persian
+
+
+def test_a_letter_spelt_as_a_base_and_a_mark_is_its_composed_letter() -> None:
+    """A page may spell ä as a and a combining diaeresis, or Bengali's য় as য and a nukta:
+    the same words to every reader, and to the gold."""
+    assert tokenize("A\u0308pfel") == tokenize("\u00c4pfel") == ["\u00e4pfel"]
+    assert tokenize("\u09af\u09bc\u09be") == tokenize("\u09df\u09be")
+    assert composed("Ka\u0308se\u200b") == "K\u00e4se"
+
+
+def test_an_article_is_delivered_in_composed_form() -> None:
+    """Text, clean HTML and title in Unicode's composed form (NFC), whichever form the
+    page spells its letters in: the same word is the same string in every article."""
+    from spidercrawl import extract_html
+
+    sentence = "Der Ka\u0308se aus dem Allga\u0308u schmeckt wu\u0308rzig und kra\u0308ftig."
+    story = "".join(f"<p>{sentence} {n} {sentence}</p>" for n in range(8))
+    page = (
+        "<html><head><title>Ka\u0308se im Allga\u0308u</title></head><body><article>"
+        f"<h1>Ka\u0308se im Allga\u0308u</h1>{story}</article></body></html>"
+    )
+    item = extract_html(page.encode("utf-8"), url="https://example.org/kaese")
+    assert "K\u00e4se aus dem Allg\u00e4u" in item["text"]
+    for field in ("text", "html", "markdown", "title"):
+        assert item[field] and unicodedata.is_normalized("NFC", item[field]), field

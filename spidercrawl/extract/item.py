@@ -25,7 +25,7 @@ from spidercrawl.extract.metadata import article_metadata, best_title
 from spidercrawl.extract.titles import headline_candidates, lead_with_headline, without_headline
 from spidercrawl.items import ArticleItem
 from spidercrawl.learn.model import SiteModel
-from spidercrawl.text import without_invisible, word_count
+from spidercrawl.text import composed, word_count
 
 
 def article_item(
@@ -76,13 +76,13 @@ def article_item(
         text, html = without_headline(text, html, title)
         if text is not body:  # its headline paragraph, the headline's words, went
             words -= word_count(title)
-    text, html, title = without_invisible(text), without_invisible(html), without_invisible(title)
+    text, html, title = composed(text), composed(html), composed(title)
     item = ArticleItem(
         url=page.get("url"),
         canonical_url=metadata.canonical_url,
         site=page.get("site"),
         title=title,
-        description=without_invisible(first_description(page)),
+        description=composed(first_description(page)),
         authors=metadata.authors,
         published=metadata.published,
         modified=metadata.modified,
