@@ -157,6 +157,34 @@ def test_the_readability_peer_puts_cells_and_nested_items_on_lines_of_their_own(
     assert any(line.startswith('"This is the biggest change') for line in lines)
 
 
+def test_trafilaturas_list_items_and_table_rows_are_the_pages_lists_and_tables() -> None:
+    """trafilatura writes a list item as ``- text`` and a table row as ``| a | b |`` with a
+    ``|---|`` rule under the first: the delivered article's clean HTML and Markdown have
+    the page's list and table (they had paragraphs of dashes and pipes), and no text of
+    it is a rule."""
+    from spidercrawl import extract_html
+
+    story = "".join(f"<p>{sentence(random.Random(n), 40)}</p>" for n in range(3))
+    page = (
+        "<html><head><meta name='viewport' content='width=device-width'></head><body>"
+        f"<article><h1>Ferry fares</h1>{story}<ul><li>Fares rise in May</li>"
+        "<li>Season tickets <a href='/t'>stay</a> as they are</li></ul>"
+        "<table><tr><th>Route</th><th>Fare</th></tr><tr><td>Harbour to isle</td>"
+        f"<td>4 EUR</td></tr></table>{story}</article></body></html>"
+    )
+    item = extract_html(page.encode(), url="https://example.org/fares")
+    assert item["method_note"].endswith("trafilatura's reading"), item["method_note"]
+    html = " ".join(item["html"].split())
+    assert "<ul> <li>Fares rise in May</li> <li>Season tickets stay as they are</li> </ul>" in html
+    assert (
+        "<tr><th>Route</th><th>Fare</th></tr> <tr><td>Harbour to isle</td><td>4 EUR</td></tr>"
+        in html
+    )
+    assert "- Fares rise in May" in item["markdown"] and "\\- " not in item["markdown"]
+    assert "| Harbour to isle | 4 EUR |" in item["markdown"]
+    assert "---" not in item["text"] and "|-" not in item["html"]
+
+
 def chain(**settings: object) -> ExtractionChain:
     """The crawl's chain for sites never seen, the peers real, ``settings`` changed."""
     return ExtractionChain(UNSEEN, PEERS, settings=replace(SETTINGS, **settings))

@@ -185,7 +185,10 @@ def lines_html(lines: Sequence[str], page_html: str = "") -> str:
     """Clean HTML of an article given as lines of text (a peer extractor's), each line
     taking the kind of the page's paragraph of the same text where the page has one (a
     sub-headline stays a heading, a list item an item, a code block its lines); other
-    lines are paragraphs. The page is parsed once, as a browser would build it."""
+    lines are paragraphs. A line written as a list item (``- text``) or a table row
+    (``| cell | cell |``), as trafilatura writes them, is the page's item or the page's
+    cells of one row where the page has them. The page is parsed once, as a browser
+    would build it."""
     known: dict[str, Paragraph] = {}
     if page_html:
         try:
@@ -198,8 +201,31 @@ def lines_html(lines: Sequence[str], page_html: str = "") -> str:
         ):
             known.setdefault(para.text, para)
     return paragraphs_html(
-        replace(known[line], text=line) if line in known else Paragraph(line) for line in lines
+        paragraph for line in lines for paragraph in _line_paragraphs(line, known)
     )
+
+
+LIST_ITEM_MARK = "- "  # how trafilatura writes a list item on its line
+
+
+def _line_paragraphs(line: str, known: dict[str, Paragraph]) -> list[Paragraph]:
+    """The page's paragraphs a line of a reading stands for (``known``: the page's
+    paragraphs by text): the one of its text, the list item a ``- `` line names, the cells
+    of one row a ``| ... |`` line names; else the line as a paragraph."""
+    if (paragraph := known.get(line)) is not None:
+        return [replace(paragraph, text=line)]
+    if line.startswith(LIST_ITEM_MARK):
+        item = known.get(line[len(LIST_ITEM_MARK) :])
+        if item is not None and item.kind in LIST_TAGS:
+            return [item]
+    if len(line) > 1 and line[0] == line[-1] == "|":
+        cells = [known.get(text.strip()) for text in line[1:-1].split("|") if text.strip()]
+        if cells and all(
+            cell is not None and cell.kind in CELL_KINDS and cell.row == cells[0].row != 0
+            for cell in cells
+        ):
+            return cells  # type: ignore[return-value]
+    return [Paragraph(line)]
 
 
 def _paragraph_html(para: Paragraph) -> str:

@@ -107,9 +107,15 @@ def trafilatura_reader(favor_recall: bool = False) -> PeerExtractor:
         import trafilatura
 
     def extract(html: str) -> str:
-        return trafilatura.extract(html, include_comments=False, favor_recall=favor_recall) or ""
+        text = trafilatura.extract(html, include_comments=False, favor_recall=favor_recall)
+        return TABLE_RULE.sub("", text or "")
 
     return extract
+
+
+# The line trafilatura writes under a table's first row (``|---|---|``): Markdown's mark of
+# a header, no text of the page.
+TABLE_RULE = re.compile(r"^[ \t]*\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*$", re.MULTILINE)
 
 
 # The elements whose text readability's article gives a line of its own: paragraphs,
