@@ -185,6 +185,33 @@ def test_trafilaturas_list_items_and_table_rows_are_the_pages_lists_and_tables()
     assert "---" not in item["text"] and "|-" not in item["html"]
 
 
+def test_a_rows_cells_are_those_of_the_row_that_holds_them_all_found_in_bounded_time() -> None:
+    """A name that stands in two tables takes the cells of the row that holds all of the
+    line's cells; a table of one word in every cell is matched row by row in bounded time
+    (each line looks from the row the line before took)."""
+    from spidercrawl.document.structure import lines_html
+
+    first = "<table><tr><td>Harbour</td><td>4 EUR</td></tr></table>"
+    second = (
+        "<table><tr><th>Route</th><th>Fare</th></tr><tr><td>Harbour</td><td>5 EUR</td></tr></table>"
+    )
+    page = f"<html><body>{first}<p>Fares</p>{second}</body></html>"
+    html = lines_html(["| Route | Fare |", "| Harbour | 5 EUR |"], page)
+    assert html.count("<table>") == 1 and "4 EUR" not in html
+    assert "<tr><th>Route</th><th>Fare</th></tr>" in html
+    assert "<tr><td>Harbour</td><td>5 EUR</td></tr>" in html
+    rows = 20_000
+    page = (
+        "<html><body><table>"
+        + "<tr><td>Yes</td><td>Yes</td></tr>" * rows
+        + "</table></body></html>"
+    )
+    started = time.perf_counter()
+    html = lines_html(["| Yes | Yes |"] * rows, page)
+    assert html.count("<tr>") == rows and "<p>" not in html
+    assert time.perf_counter() - started < 30
+
+
 def chain(**settings: object) -> ExtractionChain:
     """The crawl's chain for sites never seen, the peers real, ``settings`` changed."""
     return ExtractionChain(UNSEEN, PEERS, settings=replace(SETTINGS, **settings))

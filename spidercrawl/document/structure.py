@@ -7,9 +7,11 @@ by blank lines) and its structured ``html`` (paragraphs, headings, lists, quotes
 
 from __future__ import annotations
 
+import bisect
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Any, NamedTuple
 
@@ -189,7 +191,7 @@ def lines_html(lines: Sequence[str], page_html: str = "") -> str:
     (``| cell | cell |``), as trafilatura writes them, is the page's item or the page's
     cells of one row where the page has them. The page is parsed once, as a browser
     would build it."""
-    known: dict[str, Paragraph] = {}
+    page = _PageParagraphs()
     if page_html:
         try:
             root = parse_raw_html(page_html)
@@ -199,33 +201,75 @@ def lines_html(lines: Sequence[str], page_html: str = "") -> str:
         for para in (
             element_paragraphs(body if body is not None else root) if root is not None else ()
         ):
-            known.setdefault(para.text, para)
-    return paragraphs_html(
-        paragraph for line in lines for paragraph in _line_paragraphs(line, known)
-    )
+            page.add(para)
+    return paragraphs_html(paragraph for line in lines for paragraph in page.standing_for(line))
 
 
 LIST_ITEM_MARK = "- "  # how trafilatura writes a list item on its line
 
 
-def _line_paragraphs(line: str, known: dict[str, Paragraph]) -> list[Paragraph]:
-    """The page's paragraphs a line of a reading stands for (``known``: the page's
-    paragraphs by text): the one of its text, the list item a ``- `` line names, the cells
-    of one row a ``| ... |`` line names; else the line as a paragraph."""
-    if (paragraph := known.get(line)) is not None:
-        return [replace(paragraph, text=line)]
-    if line.startswith(LIST_ITEM_MARK):
-        item = known.get(line[len(LIST_ITEM_MARK) :])
-        if item is not None and item.kind in LIST_TAGS:
-            return [item]
-    if len(line) > 1 and line[0] == line[-1] == "|":
-        cells = [known.get(text.strip()) for text in line[1:-1].split("|") if text.strip()]
-        if cells and all(
-            cell is not None and cell.kind in CELL_KINDS and cell.row == cells[0].row != 0
-            for cell in cells
-        ):
-            return cells  # type: ignore[return-value]
-    return [Paragraph(line)]
+# How many rows, from the last row a reading's line took, a line's cells are looked for in:
+# a table of one word in every cell ("Yes") is matched in bounded time.
+MAX_ROW_TRIES = 50
+
+
+@dataclass
+class _PageParagraphs:
+    """A page's paragraphs by text, for the lines of a reading to find theirs: the first
+    of each text, the first list item of each, and the table cells of each by row (a name
+    that stands in two tables: the row that holds all of a line's cells decides, the
+    first after the row the line before took, as a reading follows the page)."""
+
+    first: dict[str, Paragraph] = field(default_factory=dict)
+    items: dict[str, Paragraph] = field(default_factory=dict)
+    cells: dict[str, dict[int, list[Paragraph]]] = field(default_factory=dict)
+    rows: dict[str, list[int]] = field(default_factory=dict)  # each text's rows, in order
+    last_row: int = 0
+
+    def add(self, para: Paragraph) -> None:
+        self.first.setdefault(para.text, para)
+        if para.kind in LIST_TAGS:
+            self.items.setdefault(para.text, para)
+        elif para.kind in CELL_KINDS and para.row:
+            in_rows = self.cells.setdefault(para.text, {})
+            if para.row not in in_rows:
+                in_rows[para.row] = []
+                self.rows.setdefault(para.text, []).append(para.row)
+            in_rows[para.row].append(para)
+
+    def standing_for(self, line: str) -> list[Paragraph]:
+        """The page's paragraphs ``line`` stands for: the one of its text, the list item
+        a ``- `` line names, the cells of one row a ``| ... |`` line names; else the line
+        as a paragraph."""
+        if (paragraph := self.first.get(line)) is not None:
+            return [replace(paragraph, text=line)]
+        if line.startswith(LIST_ITEM_MARK):
+            item = self.items.get(line[len(LIST_ITEM_MARK) :])
+            if item is not None:
+                return [item]
+        if len(line) > 1 and line[0] == line[-1] == "|":
+            texts = [text.strip() for text in line[1:-1].split("|") if text.strip()]
+            if texts and all(text in self.cells for text in texts):
+                return self._row_cells(texts) or [Paragraph(line)]
+        return [Paragraph(line)]
+
+    def _row_cells(self, texts: list[str]) -> list[Paragraph]:
+        """The cells of the first row after ``last_row`` (else of the first row) that
+        holds a cell of each of ``texts``; [] where no row does."""
+        fewest = min(texts, key=lambda text: len(self.rows[text]))
+        rows = self.rows[fewest]
+        after = bisect.bisect_right(rows, self.last_row)
+        needed = Counter(texts)  # a row of "Yes | Yes" takes both of its cells
+        for row in itertools.chain(rows[after : after + MAX_ROW_TRIES], rows[:MAX_ROW_TRIES]):
+            if all(len(self.cells[text].get(row, ())) >= n for text, n in needed.items()):
+                self.last_row = row
+                taken: Counter[str] = Counter()
+                chosen = []
+                for text in texts:
+                    chosen.append(self.cells[text][row][taken[text]])
+                    taken[text] += 1
+                return chosen
+        return []
 
 
 def _paragraph_html(para: Paragraph) -> str:
