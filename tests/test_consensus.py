@@ -212,6 +212,29 @@ def test_a_rows_cells_are_those_of_the_row_that_holds_them_all_found_in_bounded_
     assert time.perf_counter() - started < 30
 
 
+def test_a_list_item_of_a_heading_and_a_paragraph_on_one_line_is_one_item() -> None:
+    """trafilatura writes an item holding a heading and a paragraph on one line: it is one
+    item of the page's list; among thousands of items that begin alike, in bounded time."""
+    from spidercrawl.document.structure import lines_html
+
+    items = "".join(
+        f"<li><h3>Plan {n}</h3><p>Fares for route {n} stay as they are.</p></li>" for n in range(3)
+    )
+    page = f"<html><body><p>Fares</p><ul>{items}</ul></body></html>"
+    lines = ["Fares", *(f"- Plan {n} Fares for route {n} stay as they are." for n in range(3))]
+    html = " ".join(lines_html(lines, page).split())
+    assert html == (
+        "<p>Fares</p> <ul> <li>Plan 0 Fares for route 0 stay as they are.</li> "
+        "<li>Plan 1 Fares for route 1 stay as they are.</li> "
+        "<li>Plan 2 Fares for route 2 stay as they are.</li> </ul>"
+    )
+    alike = "".join(f"<li><h3>Plan</h3><p>Route {n}</p></li>" for n in range(5000))
+    started = time.perf_counter()
+    html = lines_html(["- Plan Route 4999"] * 5000, f"<html><body><ul>{alike}</ul></body></html>")
+    assert html.count("<p>") == 5000  # past the places looked at: a paragraph each
+    assert time.perf_counter() - started < 30
+
+
 def chain(**settings: object) -> ExtractionChain:
     """The crawl's chain for sites never seen, the peers real, ``settings`` changed."""
     return ExtractionChain(UNSEEN, PEERS, settings=replace(SETTINGS, **settings))

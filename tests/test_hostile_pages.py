@@ -26,16 +26,19 @@ ARTICLE = "".join(
     f"residents who live near the water said the plan would change the town.</p>"
     for n in range(8)
 )
-# What a page's script may do to the browser that renders it. The navigating and reloading
-# scripts wait for the document to be parsed; one that navigates while it is parsed stops
-# the parser ("redirects").
+# What a page's script may do to the browser that renders it. The reloading script waits
+# for the document to be parsed, the navigating one for its load; one that navigates while
+# it is parsed stops the parser ("redirects").
 SHOWN = "document.addEventListener('DOMContentLoaded', () => setTimeout(() => {}, {}));"
 SCRIPTS = {
     "plain": "",
     "busy": "while (true) {}",
     "dialogs": "alert('a'); confirm('b'); prompt('c');",
     "windows": "for (let i = 0; i < 50; i++) window.open('/p' + i);",
-    "navigates": SHOWN.format("{ location.href = '/elsewhere'; }", 50),
+    # Right after the page's load, not 50 ms after its parse: a render that loaded and
+    # was read within those 50 ms closed the page before the script navigated.
+    "navigates": "window.addEventListener('load', () => setTimeout(() => {"
+    " location.href = '/elsewhere'; }, 0));",
     "reloads": SHOWN.format("location.reload()", 30),
     "redirects": "location.replace('/moved');",
     "elements": "for (let i = 0; i < 300000; i++) { const d = document.createElement('div');"

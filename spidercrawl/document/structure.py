@@ -211,6 +211,11 @@ LIST_ITEM_MARK = "- "  # how trafilatura writes a list item on its line
 # How many rows, from the last row a reading's line took, a line's cells are looked for in:
 # a table of one word in every cell ("Yes") is matched in bounded time.
 MAX_ROW_TRIES = 50
+# A list item's paragraphs a line may join (a heading, a paragraph, a note), and how many
+# places of a first word one looks at: a page of a thousand items beginning alike is read
+# in bounded time.
+MAX_ITEM_RUN = 8
+MAX_ITEM_STARTS = 50
 
 
 @dataclass
@@ -225,9 +230,16 @@ class _PageParagraphs:
     cells: dict[str, dict[int, list[Paragraph]]] = field(default_factory=dict)
     rows: dict[str, list[int]] = field(default_factory=dict)  # each text's rows, in order
     last_row: int = 0
+    in_lists: list[Paragraph] = field(default_factory=list)  # lists' paragraphs, in order
+    item_starts: dict[str, list[int]] = field(default_factory=dict)  # by first word
 
     def add(self, para: Paragraph) -> None:
         self.first.setdefault(para.text, para)
+        if para.group and not para.quote and (para.kind in LIST_TAGS or para.kind in HEADINGS):
+            starts = self.item_starts.setdefault(para.text.split(" ", 1)[0], [])
+            if len(starts) < MAX_ITEM_STARTS:
+                starts.append(len(self.in_lists))
+            self.in_lists.append(para)
         if para.kind in LIST_TAGS:
             self.items.setdefault(para.text, para)
         elif para.kind in CELL_KINDS and para.row:
@@ -244,14 +256,39 @@ class _PageParagraphs:
         if (paragraph := self.first.get(line)) is not None:
             return [replace(paragraph, text=line)]
         if line.startswith(LIST_ITEM_MARK):
-            item = self.items.get(line[len(LIST_ITEM_MARK) :])
+            text = line[len(LIST_ITEM_MARK) :]
+            item = self.items.get(text)
             if item is not None:
                 return [item]
+            if run := self._item_run(text):
+                return run
         if len(line) > 1 and line[0] == line[-1] == "|":
             texts = [text.strip() for text in line[1:-1].split("|") if text.strip()]
             if texts and all(text in self.cells for text in texts):
                 return self._row_cells(texts) or [Paragraph(line)]
         return [Paragraph(line)]
+
+    def _item_run(self, text: str) -> list[Paragraph]:
+        """One item of the page's list whose paragraphs in a row, joined by spaces, are
+        ``text`` (an item holding a heading and a paragraph, which trafilatura writes on
+        one line): the line as that list's item; [] where there is none."""
+        for start in self.item_starts.get(text.split(" ", 1)[0], ()):
+            run: list[Paragraph] = []
+            rest = text
+            for para in self.in_lists[start : start + MAX_ITEM_RUN]:
+                if para.group != self.in_lists[start].group or not rest.startswith(para.text):
+                    break
+                run.append(para)
+                rest = rest[len(para.text) :]
+                if not rest:
+                    items = [p for p in run if p.kind in LIST_TAGS]
+                    if len(run) > 1 and items:
+                        return [replace(items[0], text=text)]
+                    break
+                if rest[0] != " ":
+                    break
+                rest = rest[1:]
+        return []
 
     def _row_cells(self, texts: list[str]) -> list[Paragraph]:
         """The cells of the first row after ``last_row`` (else of the first row) that
