@@ -221,9 +221,10 @@ MAX_ITEM_STARTS = 50
 @dataclass
 class _PageParagraphs:
     """A page's paragraphs by text, for the lines of a reading to find theirs: the first
-    of each text, the first list item of each, and the table cells of each by row (a name
-    that stands in two tables: the row that holds all of a line's cells decides, the
-    first after the row the line before took, as a reading follows the page)."""
+    of each text, the first list item of each, the lists' paragraphs in order (an item of
+    a heading and a paragraph), and the table cells of each by row (a name that stands in
+    two tables: the row that holds all of a line's cells decides, the first after the row
+    the line before took, as a reading follows the page)."""
 
     first: dict[str, Paragraph] = field(default_factory=dict)
     items: dict[str, Paragraph] = field(default_factory=dict)
