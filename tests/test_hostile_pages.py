@@ -39,6 +39,13 @@ SCRIPTS = {
     # was read within those 50 ms closed the page before the script navigated.
     "navigates": "window.addEventListener('load', () => setTimeout(() => {"
     " location.href = '/elsewhere'; }, 0));",
+    # At the document's parse, before its load event, which a late script holds back: a
+    # navigation aborted then left Playwright without the page's load event, and the
+    # render failed after its whole timeout (the page read from its raw HTML).
+    "early": "document.addEventListener('DOMContentLoaded', () => {"
+    " location.href = '/elsewhere-early'; });",
+    "late": "",  # its head's script holds its load past the load wait (HEADS): so did its
+    # loading, stopped by the capture's wait, until the render's timeout
     "reloads": SHOWN.format("location.reload()", 30),
     "redirects": "location.replace('/moved');",
     "elements": "for (let i = 0; i < 300000; i++) { const d = document.createElement('div');"
@@ -56,18 +63,24 @@ SCRIPTS = {
 HEADS = {
     "refreshes": '<meta http-equiv="refresh" content="30; url=/pages/refreshes.html">',
     "leaves": '<meta http-equiv="refresh" content="5; url=http://elsewhere.invalid/landing">',
+    "early": '<script async src="/files/slow.js"></script>',  # holds its load event 1.5 s
+    "late": '<script async src="/files/slow.js"></script>',
 }
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 
 
 class HostileHandler(SnapshotRequestHandler):
-    """The snapshot server, plus a page that never answers and one that is an image."""
+    """The snapshot server, plus a page that never answers, one that is an image and a
+    script that comes late."""
 
     def _respond(self, send_body: bool) -> None:
         if self.path == "/pages/never.html":
             time.sleep(60)  # accepts the connection, never answers (a daemon thread)
         elif self.path == "/pages/image.html":
             self._send(200, PNG, "image/png", send_body)
+        elif self.path == "/files/slow.js":
+            time.sleep(1.5)
+            self._send(200, b"// late", "text/javascript", send_body)
         else:
             super()._respond(send_body)
 
@@ -149,7 +162,9 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
     # nor does a meta refresh that reloads the page (to Scrapy a redirect to the URL just
     # fetched, a duplicate request dropped without a word) or leaves the site (to Scrapy a
     # request to the other host).
-    read_as_fetched = ("navigates", "reloads", "history", "windows", "dialogs", "prints")
+    read_as_fetched = (
+        *("navigates", "early", "late", "reloads", "history", "windows", "dialogs", "prints"),
+    )
     for name in (*read_as_fetched, "plain", "refreshes", "leaves"):
         item = paths[("hostile.example", f"/pages/{name}.html")]
         assert not item.get("render_failed"), (name, item.get("render_failed"))
@@ -157,6 +172,7 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
         assert "Paragraph 7 of the harbour story" in text, name
     assert not any("/p999" in item["url"] or "/elsewhere" in item["url"] for item in items)
     assert re.search(r"navigates.html: its script navigated to \S+/elsewhere: not followed", log)
+    assert re.search(r"early.html: its script navigated to \S+/elsewhere-early: not followed", log)
     assert "leaves.html: its meta refresh leads off the site to http://elsewhere.invalid" in log
     assert not re.search(r"(GET|Rendering \S+:) http://elsewhere\.invalid", log)
     # A script that navigates while the page is parsed stops the parser: the render fails

@@ -60,6 +60,7 @@ from playwright.async_api import Browser, BrowserContext
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.page import PageMethod
 from scrapy_playwright.provider import PlaywrightBrowserProvider
 
 from spidercrawl.capture.render_watch import (
@@ -100,7 +101,9 @@ class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
     - the browser context is renewed by generations: after ``RENDER_PAGES_PER_CONTEXT``
       pages new pages open in a new context at once, and the old one is closed when its
       last page is done, or after a render's bound at most. No page waits for another;
-    - closing pages, contexts, the browser and the driver at the end is bounded too.
+    - closing pages, contexts, the browser and the driver at the end is bounded too;
+    - the page methods (the wait for the document, the capture) are not each followed by
+      a wait for Playwright's load state (:meth:`_apply_page_methods`).
     """
 
     _by_crawler: ClassVar[WeakKeyDictionary[Crawler, OneBrowserHandler]] = WeakKeyDictionary()
@@ -167,6 +170,23 @@ class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
                 if flight.page is not None:
                     await close_quietly(flight.page, self.close_timeout)
             self.watch.end(id(request))
+
+    async def _apply_page_methods(self, page: Any, request: Any, spider: Any) -> None:
+        """The request's page methods, each awaited in turn, and no wait for the page's
+        load state after each (scrapy-playwright waits for it, within the navigation
+        timeout). The capture's own wait in the page bounds the load and stops it
+        (``capture/middleware.py``), and after that stop, or after a script's navigation
+        the crawl aborted before the load event, Chromium gives Playwright no load event
+        for the document: such a render failed after the whole ``RENDER_TIMEOUT``, though
+        its document was there (docs/measurements.md)."""
+        for method in request.meta.get("playwright_page_methods") or ():
+            if not isinstance(method, PageMethod):
+                logger.warning("%s: a page method that is not one ignored: %r", request.url, method)
+                continue
+            call = getattr(page, method.method) if isinstance(method.method, str) else method.method
+            args = method.args if isinstance(method.method, str) else (page, *method.args)
+            result = call(*args, **method.kwargs)
+            method.result = await result if inspect.isawaitable(result) else result
 
     async def _create_page(self, request: Any, spider: Any) -> Any:
         """A new page in the current context generation (see the class doc)."""
