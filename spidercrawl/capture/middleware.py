@@ -61,9 +61,9 @@ FOUND = {
 # loading (as a reader's Stop button does: what has arrived stays; its frames, whose text
 # the capture never reads, are removed, as a frame still loading holds the page's load
 # back). A document that became "complete" without DOMContentLoaded (the navigation
-# timing has none) stopped loading before it was parsed. Stopping fires the load event,
-# which scrapy-playwright waits for after each page method (within the navigation
-# timeout): without it the page would fail all the same.
+# timing has none) stopped loading before it was parsed. Chromium tells Playwright of no
+# load event after such a stop: the handler makes no wait for one after the page methods
+# (capture/browser.py: OneBrowserHandler._apply_page_methods).
 WAIT_FOR_DOCUMENT = """([parseMs, loadMs, found]) => new Promise((resolve) => {
   let bounded = false;
   const stop = () => {
