@@ -44,8 +44,9 @@ SCRIPTS = {
     # render failed after its whole timeout (the page read from its raw HTML).
     "early": "document.addEventListener('DOMContentLoaded', () => {"
     " location.href = '/elsewhere-early'; });",
-    "late": "",  # its head's script holds its load past the load wait (HEADS): so did its
-    # loading, stopped by the capture's wait, until the render's timeout
+    # Its head's late script holds its load past the load wait (HEADS): its loading,
+    # stopped by the capture's wait, then held the render until its whole timeout.
+    "late": "",
     "reloads": SHOWN.format("location.reload()", 30),
     "redirects": "location.replace('/moved');",
     "elements": "for (let i = 0; i < 300000; i++) { const d = document.createElement('div');"
@@ -163,8 +164,8 @@ def test_hostile_pages_and_renewals_with_pages_in_flight_end_with_every_page(
     # fetched, a duplicate request dropped without a word) or leaves the site (to Scrapy a
     # request to the other host).
     read_as_fetched = (
-        *("navigates", "early", "late", "reloads", "history", "windows", "dialogs", "prints"),
-    )
+        "navigates", "early", "late", "reloads", "history", "windows", "dialogs", "prints",
+    )  # fmt: skip
     for name in (*read_as_fetched, "plain", "refreshes", "leaves"):
         item = paths[("hostile.example", f"/pages/{name}.html")]
         assert not item.get("render_failed"), (name, item.get("render_failed"))
