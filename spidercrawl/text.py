@@ -77,10 +77,11 @@ def without_invisible(text: str) -> str:
 
 
 def composed(text: str) -> str:
-    """``text`` without invisible characters and in Unicode's composed form (NFC), as the
-    web's character model asks text to be: a letter the page spells as a base and a mark
-    (Bengali's য + ় , a German a + ¨) reads as its one composed character, so the same
-    word is the same string in every article of a corpus, whichever reader took it."""
+    """``text`` without invisible characters and in Unicode's normal composed form (NFC),
+    as the web's character model asks text to be: a letter spelt two canonically equal
+    ways (ä as one character or as a and a combining diaeresis; Bengali's য় as one
+    character or as য and a nukta) is one spelling, so the same word is the same string
+    in every article of a corpus, whichever reader took it."""
     text = without_invisible(text)
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 

@@ -301,12 +301,8 @@ class _PageParagraphs:
         for row in itertools.chain(rows[after : after + MAX_ROW_TRIES], rows[:MAX_ROW_TRIES]):
             if all(len(self.cells[text].get(row, ())) >= n for text, n in needed.items()):
                 self.last_row = row
-                taken: Counter[str] = Counter()
-                chosen = []
-                for text in texts:
-                    chosen.append(self.cells[text][row][taken[text]])
-                    taken[text] += 1
-                return chosen
+                in_row = {text: iter(self.cells[text][row]) for text in needed}
+                return [next(in_row[text]) for text in texts]
         return []
 
 

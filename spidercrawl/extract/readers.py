@@ -98,6 +98,11 @@ class PeerExtraction:
         return self._html
 
 
+# The line trafilatura writes under a table's first row (``|---|---|``): Markdown's mark of
+# a header, no text of the page.
+TABLE_RULE = re.compile(r"^[ \t]*\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*$", re.MULTILINE)
+
+
 def trafilatura_reader(favor_recall: bool = False) -> PeerExtractor:
     """trafilatura with its defaults, its fallbacks included (without them a never-seen
     page fell from 0.90 to 0.09: docs/measurements.md). ``favor_recall``: its reading
@@ -111,11 +116,6 @@ def trafilatura_reader(favor_recall: bool = False) -> PeerExtractor:
         return TABLE_RULE.sub("", text or "")
 
     return extract
-
-
-# The line trafilatura writes under a table's first row (``|---|---|``): Markdown's mark of
-# a header, no text of the page.
-TABLE_RULE = re.compile(r"^[ \t]*\|(?:[ \t]*:?-+:?[ \t]*\|)+[ \t]*$", re.MULTILINE)
 
 
 # The elements whose text readability's article gives a line of its own: paragraphs,

@@ -381,16 +381,15 @@ class SiteModel:
 
     def get_params(self) -> dict[str, Any]:
         """The model's parameters (its constructor's arguments) by name."""
-        names = inspect.signature(SiteModel.__init__).parameters
-        return {name: getattr(self, name) for name in sorted(names) if name != "self"}
+        return {name: getattr(self, name) for name in sorted(_PARAMETER_DEFAULTS)}
 
     def __repr__(self) -> str:
-        changed = {
-            name: value
+        changed = [
+            f"{name}={value!r}"
             for name, value in self.get_params().items()
-            if value != inspect.signature(SiteModel.__init__).parameters[name].default
-        }
-        return f"SiteModel({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
+            if value != _PARAMETER_DEFAULTS[name]
+        ]
+        return f"SiteModel({', '.join(changed)})"
 
     # -- learning ---------------------------------------------------------------------------
     def auto_label(self, pages: Sequence[Mapping[str, Any]]) -> tuple[list[Block], np.ndarray]:
@@ -816,6 +815,14 @@ class SiteModel:
     @staticmethod
     def exists(folder: Path | str) -> bool:
         return (Path(folder) / MODEL_FILE).is_file()
+
+
+# The constructor's parameters and their defaults, by name.
+_PARAMETER_DEFAULTS = {
+    name: parameter.default
+    for name, parameter in inspect.signature(SiteModel.__init__).parameters.items()
+    if name != "self"
+}
 
 
 def _stored_classes() -> dict[str, type]:
