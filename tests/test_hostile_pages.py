@@ -35,17 +35,16 @@ SCRIPTS = {
     "busy": "while (true) {}",
     "dialogs": "alert('a'); confirm('b'); prompt('c');",
     "windows": "for (let i = 0; i < 50; i++) window.open('/p' + i);",
-    # Right after the page's load, not 50 ms after its parse: a render that loaded and
-    # was read within those 50 ms closed the page before the script navigated.
+    # Right after the page's load, not on a timer after its parse: a render can load and
+    # be read within a timer's wait, its page closed before the script navigates.
     "navigates": "window.addEventListener('load', () => setTimeout(() => {"
     " location.href = '/elsewhere'; }, 0));",
-    # At the document's parse, before its load event, which a late script holds back: a
-    # navigation aborted then left Playwright without the page's load event, and the
-    # render failed after its whole timeout (the page read from its raw HTML).
+    # At the document's parse, before its load event, which a late script holds back:
+    # after the aborted navigation Playwright gets no load event for the page.
     "early": "document.addEventListener('DOMContentLoaded', () => {"
     " location.href = '/elsewhere-early'; });",
-    # Its head's late script holds its load past the load wait (HEADS): its loading,
-    # stopped by the capture's wait, then held the render until its whole timeout.
+    # Its head's late script holds its load past the load wait (HEADS): its loading is
+    # stopped by the capture's wait, and Playwright gets no load event for it.
     "late": "",
     "reloads": SHOWN.format("location.reload()", 30),
     "redirects": "location.replace('/moved');",

@@ -74,8 +74,7 @@ print(json.dumps({"texts": texts, "learning": learning}))
 
 def test_a_crawl_reads_with_saved_models_without_the_learning_libraries(tmp_path, fitted) -> None:
     """A crawl process loads its components and reads pages with saved models (a site's and
-    the cross-site one) without importing scikit-learn, which only learning needs: it was a
-    second of every crawl process's start."""
+    the cross-site one) without importing scikit-learn, which only learning needs."""
     fitted.save(tmp_path / "site")
     page = post_page(60)
     (tmp_path / "page.json").write_text(json.dumps(page))

@@ -177,8 +177,8 @@ class OneBrowserHandler(ScrapyPlaywrightDownloadHandler):
         timeout). The capture's own wait in the page bounds the load and stops it
         (``capture/middleware.py``), and after that stop, or after a script's navigation
         the crawl aborted before the load event, Chromium gives Playwright no load event
-        for the document: such a render failed after the whole ``RENDER_TIMEOUT``, though
-        its document was there (docs/measurements.md)."""
+        for the document: the wait would hold such a render for the whole
+        ``RENDER_TIMEOUT`` and fail it, though its document is there."""
         for method in request.meta.get("playwright_page_methods") or ():
             if not isinstance(method, PageMethod):
                 logger.warning("%s: a page method that is not one ignored: %r", request.url, method)

@@ -23,7 +23,7 @@ meaning carries from one site to another (no whole ids or class names, only comm
 
 A fitted vectorizer keeps only plain data (the vocabulary, the means and scales), and
 scikit-learn and SciPy are imported where a model learns or a matrix is made: a crawl that
-reads pages with a saved model never loads them (half a second of every crawl process's start).
+reads pages with a saved model never loads them (a costly import at every process's start).
 """
 
 from __future__ import annotations
